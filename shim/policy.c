@@ -1,0 +1,582 @@
+/* policy.c: the policy parser (see policy.h for the contract).
+ *
+ *     [global]                 budget, report, mlockall
+ *     [rule NAME]              call, size, map, prot, caller, program, action
+ *
+ * '#' starts a comment anywhere on a line.  Every value is checked strictly:
+ * a word we do not know is an error naming the words we do, because a typo
+ * that silently matched nothing would look exactly like "prefaulting does not
+ * help".  Keys are a table; each key's parser gets the value's words.
+ */
+#include "policy.h"
+#include "glob.h"
+#include "sbuf.h"
+#include <string.h>
+#include <sys/mman.h>
+
+#define LINE_MAX_LEN 4096
+#define MAX_WORDS 32
+
+struct ctx {
+	struct policy *pol;
+	struct pol_error *err;
+	int line;
+	struct pol_rule *rule; /* NULL in [global] */
+	int in_section;
+};
+
+struct word { const char *s; size_t n; };
+
+static int fail(struct ctx *c, int line, const char *a, const char *b, const char *d)
+{
+	struct sbuf sb;
+	sb_init(&sb, c->err->msg, sizeof c->err->msg, -1);
+	sb_str(&sb, a);
+	if (b)
+		sb_str(&sb, b);
+	if (d)
+		sb_str(&sb, d);
+	sb_cstr(&sb);
+	c->err->line = line;
+	return -1;
+}
+
+/* Error with a quoted word in the middle: "<a>'<word>'<d>". */
+static int fail_word(struct ctx *c, const char *a, const struct word *w, const char *d)
+{
+	char q[80];
+	struct sbuf sb;
+	sb_init(&sb, q, sizeof q, -1);
+	sb_chr(&sb, '\'');
+	sb_strn(&sb, w->s, w->n > 60 ? 60 : w->n);
+	if (w->n > 60)
+		sb_str(&sb, "...");
+	sb_chr(&sb, '\'');
+	sb_cstr(&sb);
+	return fail(c, c->line, a, q, d);
+}
+
+static int weq(const struct word *w, const char *s)
+{
+	size_t n = strlen(s);
+	return w->n == n && memcmp(w->s, s, n) == 0;
+}
+
+const char *parse_size(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0, mul = 1;
+	size_t i = 0;
+	if (n == 0)
+		return "missing number";
+	if (s[0] < '0' || s[0] > '9')
+		return "not a number";
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return "number too large";
+		v = v * 10 + d;
+	}
+	if (i < n) {
+		switch (s[i]) {
+		case 'K': case 'k': mul = 1ull << 10; break;
+		case 'M': case 'm': mul = 1ull << 20; break;
+		case 'G': case 'g': mul = 1ull << 30; break;
+		case 'T': case 't': mul = 1ull << 40; break;
+		default: return "unknown suffix";
+		}
+		i++;
+		if (i < n)
+			return "junk after the suffix";
+	}
+	if (mul > 1 && v > UINT64_MAX / mul)
+		return "number too large";
+	*out = v * mul;
+	return NULL;
+}
+
+static int size_word(struct ctx *c, const char *s, size_t n, uint64_t *out)
+{
+	struct word w = { s, n };
+	char tail[96];
+	struct sbuf sb;
+	const char *e = parse_size(s, n, out);
+	if (!e)
+		return 0;
+	sb_init(&sb, tail, sizeof tail, -1);
+	sb_str(&sb, ": ");
+	sb_str(&sb, e);
+	sb_str(&sb, " (sizes are N, A..B, >=N or <=N, with K, M, G or T)");
+	return fail_word(c, "bad size ", &w, sb_cstr(&sb));
+}
+
+/* ---- value parsers, one per key ---- */
+
+static int p_budget(struct ctx *c, struct word *w, int nw)
+{
+	if (nw != 1)
+		return fail(c, c->line, "budget takes one size, like 512M", NULL, NULL);
+	if (weq(&w[0], "unlimited")) {
+		c->pol->budget = UINT64_MAX;
+	} else if (size_word(c, w[0].s, w[0].n, &c->pol->budget)) {
+		return -1;
+	}
+	c->pol->has_budget = 1;
+	return 0;
+}
+
+static int p_report(struct ctx *c, struct word *w, int nw)
+{
+	/* The whole value, spaces included, is one destination. */
+	size_t n = (size_t)(w[nw - 1].s + w[nw - 1].n - w[0].s);
+	if (n >= sizeof c->pol->report)
+		return fail(c, c->line, "report path too long", NULL, NULL);
+	memcpy(c->pol->report, w[0].s, n);
+	c->pol->report[n] = '\0';
+	c->pol->has_report = 1;
+	return 0;
+}
+
+static int p_mlockall(struct ctx *c, struct word *w, int nw)
+{
+	int i, f = 0;
+	for (i = 0; i < nw; i++) {
+		if (weq(&w[i], "current"))
+			f |= MCL_CURRENT;
+		else if (weq(&w[i], "future"))
+			f |= MCL_FUTURE;
+		else if (weq(&w[i], "no") && nw == 1)
+			f = 0;
+		else
+			return fail_word(c, "unknown mlockall mode ", &w[i], " (expected current, future, or no)");
+	}
+	c->pol->mlockall = f;
+	return 0;
+}
+
+static int p_call(struct ctx *c, struct word *w, int nw)
+{
+	int i;
+	unsigned m = 0;
+	for (i = 0; i < nw; i++) {
+		if (weq(&w[i], "mmap"))
+			m |= CALL_MMAP;
+		else if (weq(&w[i], "malloc"))
+			m |= CALL_MALLOC;
+		else if (weq(&w[i], "any"))
+			m |= CALL_ANY;
+		else
+			return fail_word(c, "unknown call ", &w[i], " (expected mmap, malloc or any)");
+	}
+	c->rule->calls = m;
+	return 0;
+}
+
+static int p_size(struct ctx *c, struct word *w, int nw)
+{
+	char buf[128];
+	size_t n = 0;
+	int i;
+	const char *dots;
+	struct pol_rule *r = c->rule;
+	/* "256K .. 1M" and "256K..1M" mean the same: join the words. */
+	for (i = 0; i < nw; i++) {
+		if (n + w[i].n >= sizeof buf)
+			return fail(c, c->line, "size value too long", NULL, NULL);
+		memcpy(buf + n, w[i].s, w[i].n);
+		n += w[i].n;
+	}
+	buf[n] = '\0';
+	if (!strcmp(buf, "any")) {
+		r->size_lo = 0;
+		r->size_hi = UINT64_MAX;
+		return 0;
+	}
+	if (n >= 2 && (buf[0] == '>' || buf[0] == '<')) {
+		int eq = buf[1] == '=';
+		uint64_t v;
+		if (size_word(c, buf + 1 + eq, n - 1 - (size_t)eq, &v))
+			return -1;
+		if (buf[0] == '>') {
+			if (!eq && v == UINT64_MAX)
+				return fail(c, c->line, "size >N with N at the maximum can never match", NULL, NULL);
+			r->size_lo = eq ? v : v + 1;
+			r->size_hi = UINT64_MAX;
+		} else {
+			if (!eq && v == 0)
+				return fail(c, c->line, "size <0 can never match", NULL, NULL);
+			r->size_lo = 0;
+			r->size_hi = eq ? v : v - 1;
+		}
+		return 0;
+	}
+	dots = strstr(buf, "..");
+	if (dots) {
+		if (size_word(c, buf, (size_t)(dots - buf), &r->size_lo) ||
+		    size_word(c, dots + 2, n - (size_t)(dots - buf) - 2, &r->size_hi))
+			return -1;
+		if (r->size_lo > r->size_hi)
+			return fail(c, c->line, "size range is empty: the low end is above the high end", NULL, NULL);
+		return 0;
+	}
+	if (size_word(c, buf, n, &r->size_lo))
+		return -1;
+	r->size_hi = r->size_lo;
+	return 0;
+}
+
+static int p_map(struct ctx *c, struct word *w, int nw)
+{
+	static const struct { const char *s; unsigned bit; } words[] = {
+		{ "anon", MK_ANON }, { "file", MK_FILE }, { "private", MK_PRIVATE },
+		{ "shared", MK_SHARED }, { "noreserve", MK_NORESERVE }, { "fixed", MK_FIXED },
+	};
+	unsigned m = 0;
+	int i;
+	size_t k;
+	for (i = 0; i < nw; i++) {
+		for (k = 0; k < sizeof words / sizeof words[0]; k++)
+			if (weq(&w[i], words[k].s))
+				break;
+		if (k == sizeof words / sizeof words[0])
+			return fail_word(c, "unknown mapping kind ", &w[i],
+			                 " (expected anon, file, private, shared, noreserve or fixed)");
+		m |= words[k].bit;
+	}
+	if ((m & (MK_ANON | MK_FILE)) == (MK_ANON | MK_FILE))
+		return fail(c, c->line, "map = anon file can never match: a mapping is one or the other", NULL, NULL);
+	if ((m & (MK_PRIVATE | MK_SHARED)) == (MK_PRIVATE | MK_SHARED))
+		return fail(c, c->line, "map = private shared can never match: a mapping is one or the other", NULL, NULL);
+	c->rule->map_req = m;
+	return 0;
+}
+
+static int p_prot(struct ctx *c, struct word *w, int nw)
+{
+	size_t i;
+	unsigned m = 0;
+	if (nw != 1)
+		return fail(c, c->line, "prot takes one word: letters from rwx, or none", NULL, NULL);
+	if (weq(&w[0], "none")) {
+		c->rule->prot_req = PK_NONE;
+		return 0;
+	}
+	for (i = 0; i < w[0].n; i++) {
+		unsigned bit = w[0].s[i] == 'r' ? PK_READ : w[0].s[i] == 'w' ? PK_WRITE : w[0].s[i] == 'x' ? PK_EXEC : 0;
+		if (!bit || (m & bit))
+			return fail_word(c, "bad prot ", &w[0], " (expected letters from rwx, each once, or none)");
+		m |= bit;
+	}
+	c->rule->prot_req = m;
+	return 0;
+}
+
+static int add_globs(struct ctx *c, struct word *w, int nw, uint16_t *dst, uint8_t *cnt)
+{
+	int i;
+	if (nw > POL_MAX_GLOBS)
+		return fail(c, c->line, "too many patterns (at most 16)", NULL, NULL);
+	for (i = 0; i < nw; i++) {
+		char tmp[256];
+		const char *e;
+		struct policy *p = c->pol;
+		if (w[i].n >= sizeof tmp)
+			return fail(c, c->line, "pattern too long", NULL, NULL);
+		memcpy(tmp, w[i].s, w[i].n);
+		tmp[w[i].n] = '\0';
+		e = glob_check(tmp);
+		if (e)
+			return fail_word(c, "bad pattern ", &w[i], ": unterminated '['");
+		if (strchr(tmp, '/'))
+			return fail_word(c, "bad pattern ", &w[i], ": patterns match file names, not paths (drop the directories)");
+		if (p->pool_len + w[i].n + 1 > sizeof p->pool)
+			return fail(c, c->line, "too many patterns in this policy", NULL, NULL);
+		memcpy(p->pool + p->pool_len, tmp, w[i].n + 1);
+		dst[i] = (uint16_t)p->pool_len;
+		p->pool_len += w[i].n + 1;
+	}
+	*cnt = (uint8_t)nw;
+	return 0;
+}
+
+static int p_caller(struct ctx *c, struct word *w, int nw) { return add_globs(c, w, nw, c->rule->caller, &c->rule->ncaller); }
+static int p_program(struct ctx *c, struct word *w, int nw) { return add_globs(c, w, nw, c->rule->program, &c->rule->nprogram); }
+
+static const struct { const char *s; unsigned bit; } action_words[] = {
+	{ "none", A_NONE }, { "populate", A_POPULATE }, { "map-populate", A_MAP_POPULATE },
+	{ "willneed", A_WILLNEED }, { "lock", A_LOCK }, { "hugepage", A_HUGEPAGE },
+};
+#define N_ACTIONS (sizeof action_words / sizeof action_words[0])
+#define ACTION_LIST "none, populate, map-populate, willneed, lock or hugepage"
+
+static int p_action(struct ctx *c, struct word *w, int nw)
+{
+	unsigned m = 0;
+	int i;
+	size_t k;
+	for (i = 0; i < nw; i++) {
+		for (k = 0; k < N_ACTIONS; k++)
+			if (weq(&w[i], action_words[k].s))
+				break;
+		if (k == N_ACTIONS)
+			return fail_word(c, "unknown action ", &w[i], " (expected " ACTION_LIST ")");
+		m |= action_words[k].bit;
+	}
+	if ((m & A_NONE) && m != A_NONE)
+		return fail(c, c->line, "action 'none' cannot be combined with other actions", NULL, NULL);
+	c->rule->actions = m;
+	return 0;
+}
+
+enum { SEC_GLOBAL = 1, SEC_RULE = 2 };
+static const struct key {
+	const char *name;
+	int section;
+	int (*parse)(struct ctx *, struct word *, int);
+} keys[] = {
+	{ "budget", SEC_GLOBAL, p_budget },
+	{ "report", SEC_GLOBAL, p_report },
+	{ "mlockall", SEC_GLOBAL, p_mlockall },
+	{ "call", SEC_RULE, p_call },
+	{ "size", SEC_RULE, p_size },
+	{ "map", SEC_RULE, p_map },
+	{ "prot", SEC_RULE, p_prot },
+	{ "caller", SEC_RULE, p_caller },
+	{ "program", SEC_RULE, p_program },
+	{ "action", SEC_RULE, p_action },
+};
+#define N_KEYS (sizeof keys / sizeof keys[0])
+#define GLOBAL_KEYS "budget, report, mlockall"
+#define RULE_KEYS "call, size, map, prot, caller, program, action"
+
+/* Checks that need the whole rule, reported at its header line. */
+static int finish_rule(struct ctx *c)
+{
+	struct pol_rule *r = c->rule;
+	if (!r)
+		return 0;
+	if (!r->actions)
+		return fail(c, r->line, "rule '", r->name, "' has no action (say 'action = none' to only count)");
+	if ((r->actions & A_MAP_POPULATE) && r->calls != CALL_MMAP)
+		return fail(c, r->line, "rule '", r->name, "': map-populate works on mmap calls only (add 'call = mmap')");
+	if (r->calls == CALL_MALLOC && (r->map_req & (MK_FILE | MK_SHARED | MK_NORESERVE | MK_FIXED)))
+		return fail(c, r->line, "rule '", r->name, "' can never match: malloc blocks are anon private memory");
+	if (r->calls == CALL_MALLOC && (r->prot_req & (PK_EXEC | PK_NONE)))
+		return fail(c, r->line, "rule '", r->name, "' can never match: malloc blocks are read-write");
+	return 0;
+}
+
+static int is_name_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '-' || ch == '_' || ch == '.';
+}
+
+static int section(struct ctx *c, const char *s, size_t n)
+{
+	struct policy *p = c->pol;
+	struct word w = { s, n };
+	size_t i;
+	if (finish_rule(c))
+		return -1;
+	c->rule = NULL;
+	if (n < 2 || s[n - 1] != ']')
+		return fail_word(c, "bad section header ", &w, " (expected [global] or [rule NAME])");
+	s++;
+	n -= 2;
+	while (n && (*s == ' ' || *s == '\t')) { s++; n--; }
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+	if (n == 6 && !memcmp(s, "global", 6)) {
+		if (p->gseen & (1u << 31))
+			return fail(c, c->line, "[global] given twice", NULL, NULL);
+		p->gseen |= 1u << 31;
+		c->in_section = SEC_GLOBAL;
+		return 0;
+	}
+	if (n == 4 && !memcmp(s, "rule", 4))
+		return fail(c, c->line, "a rule needs a name: [rule NAME]", NULL, NULL);
+	if (n > 5 && !memcmp(s, "rule", 4) && (s[4] == ' ' || s[4] == '\t')) {
+		struct pol_rule *r;
+		int k;
+		s += 5;
+		n -= 5;
+		while (n && (*s == ' ' || *s == '\t')) { s++; n--; }
+		w.s = s;
+		w.n = n;
+		if (n == 0 || n >= POL_NAME_MAX)
+			return fail(c, c->line, "a rule needs a name of 1 to 47 characters", NULL, NULL);
+		for (i = 0; i < n; i++)
+			if (!is_name_char(s[i]))
+				return fail_word(c, "bad rule name ", &w, " (letters, digits, '-', '_' and '.' only)");
+		if (p->nrules == POL_MAX_RULES)
+			return fail(c, c->line, "too many rules (at most 64)", NULL, NULL);
+		for (k = 0; k < p->nrules; k++)
+			if (strlen(p->rules[k].name) == n && !memcmp(p->rules[k].name, s, n))
+				return fail_word(c, "rule ", &w, " defined twice");
+		r = &p->rules[p->nrules++];
+		memset(r, 0, sizeof *r);
+		memcpy(r->name, s, n);
+		r->line = c->line;
+		r->calls = CALL_ANY;
+		r->size_hi = UINT64_MAX;
+		c->rule = r;
+		c->in_section = SEC_RULE;
+		return 0;
+	}
+	return fail_word(c, "unknown section ", &w, " (expected [global] or [rule NAME])");
+}
+
+static int assignment(struct ctx *c, const char *s, size_t n)
+{
+	struct word key, words[MAX_WORDS];
+	const char *eq = memchr(s, '=', n), *v, *end = s + n;
+	int nw = 0;
+	size_t k;
+	unsigned *seen;
+	if (!eq) {
+		struct word w = { s, n };
+		return fail_word(c, "expected 'key = value' or a [section], got ", &w, NULL);
+	}
+	key.s = s;
+	key.n = (size_t)(eq - s);
+	while (key.n && (key.s[key.n - 1] == ' ' || key.s[key.n - 1] == '\t'))
+		key.n--;
+	if (key.n == 0)
+		return fail(c, c->line, "missing key before '='", NULL, NULL);
+	for (v = eq + 1; v < end;) {
+		const char *b;
+		while (v < end && (*v == ' ' || *v == '\t'))
+			v++;
+		if (v == end)
+			break;
+		b = v;
+		while (v < end && *v != ' ' && *v != '\t')
+			v++;
+		if (nw == MAX_WORDS)
+			return fail(c, c->line, "too many words in one value", NULL, NULL);
+		words[nw].s = b;
+		words[nw].n = (size_t)(v - b);
+		nw++;
+	}
+	for (k = 0; k < N_KEYS; k++)
+		if (weq(&key, keys[k].name))
+			break;
+	if (!c->in_section)
+		return fail_word(c, "key ", &key, " outside any section (start with [global] or [rule NAME])");
+	if (k == N_KEYS || keys[k].section != c->in_section)
+		return fail_word(c, c->in_section == SEC_GLOBAL ? "unknown key " : "unknown rule key ", &key,
+		                 c->in_section == SEC_GLOBAL ? " in [global] (expected " GLOBAL_KEYS ")"
+		                                             : " (expected " RULE_KEYS ")");
+	seen = c->in_section == SEC_GLOBAL ? &c->pol->gseen : &c->rule->seen;
+	if (*seen & (1u << k))
+		return fail_word(c, "key ", &key, " given twice in this section");
+	*seen |= 1u << k;
+	if (nw == 0)
+		return fail_word(c, "key ", &key, " has no value");
+	return keys[k].parse(c, words, nw);
+}
+
+int policy_parse(const char *buf, size_t len, struct policy *pol, struct pol_error *err)
+{
+	struct ctx c;
+	size_t pos = 0;
+	memset(pol, 0, sizeof *pol);
+	memset(err, 0, sizeof *err);
+	c.pol = pol;
+	c.err = err;
+	c.line = 0;
+	c.rule = NULL;
+	c.in_section = 0;
+	while (pos < len) {
+		const char *s = buf + pos, *nl = memchr(s, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - s) : len - pos;
+		const char *hash;
+		pos += n + (nl ? 1 : 0);
+		c.line++;
+		if (memchr(s, '\0', n))
+			return fail(&c, c.line, "NUL byte in policy (is this a text file?)", NULL, NULL), c.line;
+		if (n > LINE_MAX_LEN)
+			return fail(&c, c.line, "line too long", NULL, NULL), c.line;
+		hash = memchr(s, '#', n);
+		if (hash)
+			n = (size_t)(hash - s);
+		while (n && (*s == ' ' || *s == '\t')) { s++; n--; }
+		while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) n--;
+		if (n == 0)
+			continue;
+		if ((*s == '[' ? section(&c, s, n) : assignment(&c, s, n)) < 0)
+			return err->line;
+	}
+	c.line++;
+	if (finish_rule(&c) < 0)
+		return err->line;
+	return 0;
+}
+
+static void describe_bits(struct sbuf *sb, unsigned m, const char *const *names, int n)
+{
+	int i, first = 1;
+	for (i = 0; i < n; i++) {
+		if (m & (1u << i)) {
+			if (!first)
+				sb_chr(sb, ',');
+			sb_str(sb, names[i]);
+			first = 0;
+		}
+	}
+}
+
+static void describe_globs(struct sbuf *sb, const struct policy *pol, const char *key, const uint16_t *g, int n)
+{
+	int i;
+	if (!n)
+		return;
+	sb_str(sb, key);
+	for (i = 0; i < n; i++) {
+		if (i)
+			sb_chr(sb, ',');
+		sb_str(sb, pol_str(pol, g[i]));
+	}
+}
+
+void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struct pol_rule *r)
+{
+	static const char *const mk[] = { "anon", "file", "private", "shared", "noreserve", "fixed" };
+	static const char *const act[] = { "populate", "map-populate", "willneed", "lock", "hugepage",
+	                                   "background", "recycle", "none" };
+	sb_str(sb, "rule ");
+	sb_str(sb, r->name);
+	sb_str(sb, ": call=");
+	sb_str(sb, r->calls == CALL_ANY ? "any" : r->calls == CALL_MMAP ? "mmap" : r->calls == CALL_MALLOC ? "malloc" : "stack");
+	sb_str(sb, " size=");
+	if (r->size_lo == 0 && r->size_hi == UINT64_MAX) {
+		sb_str(sb, "any");
+	} else if (r->size_lo == r->size_hi) {
+		sb_size_exact(sb, r->size_lo);
+	} else if (r->size_hi == UINT64_MAX) {
+		sb_str(sb, ">=");
+		sb_size_exact(sb, r->size_lo);
+	} else if (r->size_lo == 0) {
+		sb_str(sb, "<=");
+		sb_size_exact(sb, r->size_hi);
+	} else {
+		sb_size_exact(sb, r->size_lo);
+		sb_str(sb, "..");
+		sb_size_exact(sb, r->size_hi);
+	}
+	if (r->map_req) {
+		sb_str(sb, " map=");
+		describe_bits(sb, r->map_req, mk, 6);
+	}
+	if (r->prot_req) {
+		sb_str(sb, " prot=");
+		if (r->prot_req & PK_NONE)
+			sb_str(sb, "none");
+		if (r->prot_req & PK_READ) sb_chr(sb, 'r');
+		if (r->prot_req & PK_WRITE) sb_chr(sb, 'w');
+		if (r->prot_req & PK_EXEC) sb_chr(sb, 'x');
+	}
+	describe_globs(sb, pol, " caller=", r->caller, r->ncaller);
+	describe_globs(sb, pol, " program=", r->program, r->nprogram);
+	sb_str(sb, " -> ");
+	describe_bits(sb, r->actions, act, 8);
+}

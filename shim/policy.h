@@ -1,0 +1,93 @@
+/* policy.h: the policy language and its parser.
+ *
+ * policy_parse() takes a buffer and a length and fills a fixed-size struct:
+ * no I/O, no globals, no allocation.  It returns 0, or the line of the first
+ * error with a message in *err.  The shim, the CLI's `check` and the fuzzer
+ * all call exactly this function, so what `check` accepts is what runs.
+ */
+#ifndef PREFAULT_POLICY_H
+#define PREFAULT_POLICY_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define POL_MAX_RULES 64
+#define POL_MAX_GLOBS 16
+#define POL_NAME_MAX 48
+#define POL_REPORT_MAX 512
+#define POL_POOL 8192
+
+/* call = ... */
+enum { CALL_MMAP = 1, CALL_MALLOC = 2, CALL_STACK = 4 };
+#define CALL_ANY (CALL_MMAP | CALL_MALLOC)
+
+/* map = ... : properties a request must all have */
+enum {
+	MK_ANON = 1, MK_FILE = 2, MK_PRIVATE = 4, MK_SHARED = 8,
+	MK_NORESERVE = 16, MK_FIXED = 32,
+};
+
+/* prot = ...: r w x (PROT_* values), or none */
+enum { PK_READ = 1, PK_WRITE = 2, PK_EXEC = 4, PK_NONE = 8 };
+
+/* action = ... */
+enum {
+	A_POPULATE = 1 << 0,
+	A_MAP_POPULATE = 1 << 1,
+	A_WILLNEED = 1 << 2,
+	A_LOCK = 1 << 3,
+	A_HUGEPAGE = 1 << 4,
+	A_BACKGROUND = 1 << 5,
+	A_RECYCLE = 1 << 6,
+	A_NONE = 1 << 7,
+};
+
+struct pol_rule {
+	char name[POL_NAME_MAX];
+	int line;                 /* of the [rule ...] header */
+	unsigned calls;           /* CALL_* */
+	uint64_t size_lo, size_hi; /* inclusive */
+	unsigned map_req;         /* MK_* */
+	unsigned prot_req;        /* PK_* */
+	unsigned actions;         /* A_* */
+	uint16_t caller[POL_MAX_GLOBS]; /* offsets into policy.pool */
+	uint16_t program[POL_MAX_GLOBS];
+	uint8_t ncaller, nprogram;
+	/* knobs of later actions; 0 means default */
+	unsigned threads;         /* populate threads = N */
+	uint64_t chunk;           /* background chunk */
+	uint64_t recycle_max;     /* recycle cache per rule */
+	uint64_t depth;           /* stack prefault depth */
+	unsigned seen;            /* keys given (bit per key), for duplicates */
+};
+
+struct policy {
+	uint64_t budget;          /* valid if has_budget */
+	int has_budget;
+	char report[POL_REPORT_MAX]; /* valid if has_report */
+	int has_report;
+	int mlockall;             /* MCL_CURRENT | MCL_FUTURE bits, or 0 */
+	unsigned workers;         /* 0: default */
+	unsigned gseen;
+	int nrules;
+	struct pol_rule rules[POL_MAX_RULES];
+	size_t pool_len;
+	char pool[POL_POOL];
+};
+
+struct pol_error {
+	int line;
+	char msg[256];
+};
+
+int policy_parse(const char *buf, size_t len, struct policy *pol, struct pol_error *err);
+
+static inline const char *pol_str(const struct policy *p, uint16_t off) { return p->pool + off; }
+
+struct sbuf;
+/* One line describing a rule, as `prefault check` prints it. */
+void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struct pol_rule *r);
+/* Strict size parser shared with the CLI: digits with an optional K/M/G/T
+ * suffix (powers of 1024).  Returns NULL or a static message. */
+const char *parse_size(const char *s, size_t n, uint64_t *out);
+
+#endif

@@ -1,0 +1,44 @@
+/* sbuf.h: formatting into a caller's buffer, never stdio, never malloc.
+ *
+ * The shim formats its warnings and reports with these (stdio may allocate
+ * and take locks; neither is allowed in a wrapper or at _exit).  A buffer may
+ * be bound to a file descriptor: when it fills, it is written out with
+ * write(2) and reused, so a report of any length needs only a stack buffer.
+ * Without a descriptor, output past the end is dropped and `trunc` is set.
+ */
+#ifndef PREFAULT_SBUF_H
+#define PREFAULT_SBUF_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct sbuf {
+	char *buf;
+	size_t cap, len;
+	int fd;        /* -1: memory only */
+	int trunc;     /* output was dropped */
+	int failed;    /* a write(2) failed */
+};
+
+void sb_init(struct sbuf *sb, char *buf, size_t cap, int fd);
+void sb_flush(struct sbuf *sb);
+const char *sb_cstr(struct sbuf *sb); /* NUL-terminates (memory buffers) */
+void sb_chr(struct sbuf *sb, char c);
+void sb_strn(struct sbuf *sb, const char *s, size_t n);
+void sb_str(struct sbuf *sb, const char *s);
+void sb_u64(struct sbuf *sb, uint64_t v);
+void sb_i64(struct sbuf *sb, int64_t v);
+void sb_hex(struct sbuf *sb, uint64_t v);
+/* v / 10^decimals, printed with exactly `decimals` digits after the point. */
+void sb_fixed(struct sbuf *sb, uint64_t v, int decimals);
+/* Seconds from nanoseconds, with 6 decimals. */
+void sb_secs(struct sbuf *sb, uint64_t ns);
+/* A size as a policy would write it: 256K, 1M, 1536K, 4097. */
+void sb_size_exact(struct sbuf *sb, uint64_t v);
+/* A size for people: 1.5 MiB, 320 KiB, 12 B. */
+void sb_size_human(struct sbuf *sb, uint64_t v);
+/* A JSON string literal, quotes included. */
+void sb_json_str(struct sbuf *sb, const char *s);
+/* Pad with spaces to column `col` (counted from the last '\n' in memory). */
+void sb_pad(struct sbuf *sb, size_t from, size_t width);
+
+#endif
