@@ -1,0 +1,129 @@
+# prefault: a preloadable prefaulting shim and its command-line tool.
+#
+#   make                 build/libprefault.so and build/prefault
+#   make test            the bats suite (tests/*.bats)
+#   make install         PREFIX=/usr/local DESTDIR= honoured
+#   make V=1             show the full commands
+#   make DEVELOPER=1     strict warnings, as errors
+#   make SANITIZE=address,undefined | SANITIZE=thread   (builds into build-<name>/)
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib/prefault
+DATADIR ?= $(PREFIX)/share/prefault
+MANDIR ?= $(PREFIX)/share/man
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+ifeq ($(DEVELOPER),1)
+WARN += -Werror -Wpointer-arith -Wcast-align -Wwrite-strings -Wundef -Wformat=2 -Wvla
+endif
+
+ifneq ($(SANITIZE),)
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+BUILD ?= build-$(subst $(comma),-,$(SANITIZE))
+else
+BUILD ?= build
+endif
+comma := ,
+
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+SHIM_SRC := shim/init.c shim/interpose.c shim/match.c shim/os.c shim/policy.c shim/glob.c \
+            shim/prefault.c shim/regions.c shim/report.c shim/sbuf.c shim/stats.c
+PURE_SRC := shim/policy.c shim/glob.c shim/sbuf.c
+CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c
+PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/libstack.so
+
+SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
+CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC)) $(patsubst %.c,$(BUILD)/obj/cli/%.o,$(PURE_SRC))
+
+SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-strict-aliasing -D_GNU_SOURCE
+DEFS := -DPREFAULT_LIBDIR='"$(LIBDIR)"' -DPREFAULT_DATADIR='"$(DATADIR)"'
+
+all: $(BUILD)/libprefault.so $(BUILD)/prefault
+
+$(BUILD)/obj/shim/%.o: shim/%.c shim/*.h Makefile
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) $(SHIM_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libprefault.so: $(SHIM_OBJ) shim/libprefault.map
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/libprefault.map \
+		-Wl,-z,relro,-z,now -ldl -lpthread
+
+$(BUILD)/obj/cli/shim/%.o: shim/%.c shim/*.h Makefile
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -c -o $@ $<
+
+$(BUILD)/obj/tools/%.o: tools/%.c tools/*.h shim/*.h Makefile
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE $(DEFS) -Ishim -c -o $@ $<
+
+$(BUILD)/prefault: $(CLI_OBJ)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(CLI_OBJ) -lm
+
+# Probes: -fno-builtin keeps each malloc/mmap a real call the shim can see.
+$(BUILD)/probes/%: tests/probes/%.c $(wildcard tests/probes/*.h)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -Wall -fno-builtin -D_GNU_SOURCE -o $@ $< -lpthread
+
+$(BUILD)/probes/lib%.so: tests/probes/lib%.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -Wall -fPIC -shared -D_GNU_SOURCE -o $@ $< -ldl
+
+probes: $(PROBES)
+
+$(BUILD)/examples/%: examples/%.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -Wall -D_GNU_SOURCE -fno-builtin-malloc -o $@ $<
+
+$(BUILD)/bench/%: bench/%.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -Wall -D_GNU_SOURCE -fno-builtin -o $@ $< -lpthread
+
+# Benchmarks: timings live here, never in tests.  Figures in BENCHMARKS.md.
+bench: all $(BUILD)/bench/overhead
+	$(Q)sh bench/overhead.sh $(BUILD) 31 3000 touch
+	$(Q)sh bench/overhead.sh $(BUILD) 21 200000 calls
+	$(Q)sh bench/overhead.sh $(BUILD) 21 5000000 malloc
+
+# The main job: the bundled example without and with the streaming policy.
+demo: all $(BUILD)/examples/stream
+	$(Q)sh examples/demo.sh $(BUILD)
+
+BATS ?= bats
+test: all probes
+	$(Q)PREFAULT_BUILD=$(abspath $(BUILD)) $(BATS) $(if $(BATS_JOBS),--jobs $(BATS_JOBS)) tests
+
+install: all
+	$(call say,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR)/policies
+	$(Q)install -m 755 $(BUILD)/prefault $(DESTDIR)$(BINDIR)/prefault
+	$(Q)install -m 644 $(BUILD)/libprefault.so $(DESTDIR)$(LIBDIR)/libprefault.so
+	$(Q)install -m 644 policies/*.policy $(DESTDIR)$(DATADIR)/policies/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/prefault $(DESTDIR)$(LIBDIR)/libprefault.so
+	rm -rf $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf build build-*
+
+.PHONY: all probes test install uninstall clean demo bench
+.DELETE_ON_ERROR:

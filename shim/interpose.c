@@ -1,0 +1,316 @@
+/* interpose.c: the exported wrappers, and nothing else.
+ *
+ * Each wrapper forwards to the next definition and, when the shim is on and
+ * this thread is not already inside the shim, counts the request, matches it
+ * against the policy and applies the rule's actions.  The program sees what
+ * it would see without us: the same return value and the same errno (saved
+ * right after the real call and restored after our own work).
+ *
+ * The shim's own work runs with shim_guard raised, never the real call: a
+ * stacked allocator's mmap made from inside malloc is still seen.
+ */
+#include "glue.h"
+#include "shim.h"
+#include "match.h"
+#include "prefault.h"
+#include "regions.h"
+#include "stats.h"
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define RET __builtin_return_address(0)
+#define PAGE_UP(x) (((x) + pf_page - 1) & ~(pf_page - 1))
+#define PAGE_DOWN(x) ((x) & ~(pf_page - 1))
+
+/* ---- mmap family ---- */
+
+static void *wrap_mmap(enum entry e, enum real_id rid, void *addr, size_t len, int prot, int flags,
+                       int fd, off_t off, const void *ret)
+{
+	mmap_fn f = (mmap_fn)real_fn(rid);
+	struct request rq;
+	struct plan pl;
+	int rule = -1, err;
+	void *p;
+	if (unlikely(!f))
+		return sys_mmap(addr, len, prot, flags, fd, off);
+	if (!shim_on())
+		return f(addr, len, prot, flags, fd, off);
+	stats_call(e);
+	rq.entry = e;
+	rq.call = CALL_MMAP;
+	rq.len = len;
+	rq.off = off;
+	rq.ret = ret;
+	match_classify_mmap(&rq, prot, flags, fd);
+	pl.extra_flags = 0;
+	shim_guard++;
+	if (len >= match_min_size[0] && (rule = match_request(&rq)) >= 0)
+		pf_plan(&rq, rule, &pl);
+	if (flags & MAP_FIXED) /* whatever was there goes away */
+		pf_unmapped(addr, PAGE_UP(len));
+	shim_guard--;
+	p = f(addr, len, prot, flags | pl.extra_flags, fd, off);
+	err = errno;
+	shim_guard++;
+	if (p == MAP_FAILED) {
+		st_add(&g_stats.failed[e], 1);
+		if (rule >= 0)
+			pf_cancel(&pl);
+	} else if (rule >= 0) {
+		stats_count_request(&g_stats.rules[rule], len);
+		pf_apply(&rq, &pl, p, PAGE_UP(len), NULL);
+	} else {
+		stats_unmatched(0, len);
+	}
+	shim_guard--;
+	errno = err;
+	return p;
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return wrap_mmap(E_MMAP, R_MMAP, addr, len, prot, flags, fd, off, RET);
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return wrap_mmap(E_MMAP64, R_MMAP64, addr, len, prot, flags, fd, off, RET);
+}
+
+EXPORT int munmap(void *addr, size_t len)
+{
+	munmap_fn f = (munmap_fn)real_fn(R_MUNMAP);
+	if (unlikely(!f))
+		return sys_munmap(addr, len);
+	if (shim_on()) {
+		stats_call(E_MUNMAP);
+		/* Forget before unmapping: once the range is free, another thread's
+		 * mmap may get it, and its tracking must not be the one we drop. */
+		shim_guard++;
+		pf_unmapped(addr, PAGE_UP(len));
+		shim_guard--;
+	}
+	return f(addr, len);
+}
+
+EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
+{
+	mremap_fn f = (mremap_fn)real_fn(R_MREMAP);
+	void *new_addr = NULL;
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (unlikely(!f))
+		return sys_mremap(old, oldlen, newlen, flags, new_addr);
+	if (shim_on()) {
+		stats_call(E_MREMAP);
+		shim_guard++;
+		pf_unmapped(old, PAGE_UP(oldlen));
+		if (flags & MREMAP_FIXED)
+			pf_unmapped(new_addr, PAGE_UP(newlen));
+		shim_guard--;
+	}
+	return f(old, oldlen, newlen, flags, new_addr);
+}
+
+/* ---- malloc family ---- */
+
+/* A block came back from the allocator: count it and act on its
+ * page-aligned interior (the edges share pages with other blocks). */
+static void after_alloc(enum entry e, void *p, size_t size, const void *ret)
+{
+	struct request rq;
+	struct plan pl;
+	uintptr_t s, t;
+	int rule, err;
+	stats_call(e);
+	if (size < match_min_size[1]) {
+		stats_unmatched(1, size);
+		return;
+	}
+	err = errno;
+	shim_guard++;
+	rq.entry = e;
+	rq.call = CALL_MALLOC;
+	rq.len = size;
+	rq.mk = MK_ANON | MK_PRIVATE;
+	rq.pk = PK_READ | PK_WRITE;
+	rq.prot = PROT_READ | PROT_WRITE;
+	rq.flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	rq.fd = -1;
+	rq.off = 0;
+	rq.ret = ret;
+	rule = match_request(&rq);
+	if (rule < 0) {
+		stats_unmatched(1, size);
+	} else {
+		stats_count_request(&g_stats.rules[rule], size);
+		pf_plan(&rq, rule, &pl);
+		s = PAGE_UP((uintptr_t)p);
+		t = PAGE_DOWN((uintptr_t)p + size);
+		pf_apply(&rq, &pl, (void *)s, t > s ? t - s : 0, p);
+	}
+	shim_guard--;
+	errno = err;
+}
+
+/* Called with the shim on: a tracked block gives back its charge and lock. */
+static void before_free(void *p)
+{
+	int err;
+	if (!blocks_count())
+		return;
+	err = errno;
+	shim_guard++;
+	pf_freed(p);
+	shim_guard--;
+	errno = err;
+}
+
+EXPORT void *malloc(size_t size)
+{
+	malloc_fn f = (malloc_fn)real_fn(R_MALLOC);
+	void *p;
+	if (unlikely(!f))
+		return boot_alloc(size, 16);
+	p = f(size);
+	if (p && shim_on())
+		after_alloc(E_MALLOC, p, size, RET);
+	return p;
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	calloc_fn f = (calloc_fn)real_fn(R_CALLOC);
+	size_t total;
+	void *p;
+	if (__builtin_mul_overflow(n, size, &total)) {
+		if (f)
+			return f(n, size); /* let the allocator say ENOMEM */
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (unlikely(!f))
+		return boot_alloc(total, 16);
+	p = f(n, size);
+	if (p && shim_on())
+		after_alloc(E_CALLOC, p, total, RET);
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	free_fn f;
+	if (!p || boot_owns(p))
+		return;
+	f = (free_fn)real_fn(R_FREE);
+	if (unlikely(!f))
+		return; /* freed while dlsym runs: leak it, the arena is tiny */
+	if (shim_on()) {
+		stats_call(E_FREE);
+		before_free(p);
+	}
+	f(p);
+}
+
+EXPORT void *realloc(void *old, size_t size)
+{
+	realloc_fn f = (realloc_fn)real_fn(R_REALLOC);
+	void *p;
+	if (old && boot_owns(old)) {
+		/* Moving a bootstrap block into the real heap. */
+		size_t n = boot_size(old);
+		p = malloc(size);
+		if (p)
+			memcpy(p, old, n < size ? n : size);
+		return p;
+	}
+	if (unlikely(!f)) {
+		p = boot_alloc(size, 16);
+		return p; /* old is NULL or a bootstrap block here */
+	}
+	if (old && shim_on())
+		before_free(old);
+	p = f(old, size);
+	if (p && size && shim_on())
+		after_alloc(E_REALLOC, p, size, RET);
+	return p;
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	posix_memalign_fn f = (posix_memalign_fn)real_fn(R_POSIX_MEMALIGN);
+	int r;
+	if (unlikely(!f)) {
+		*out = boot_alloc(size, align);
+		return *out ? 0 : ENOMEM;
+	}
+	r = f(out, align, size);
+	if (r == 0 && *out && shim_on())
+		after_alloc(E_POSIX_MEMALIGN, *out, size, RET);
+	return r;
+}
+
+static void *wrap_memalign(enum entry e, enum real_id rid, size_t align, size_t size, const void *ret)
+{
+	memalign_fn f = (memalign_fn)real_fn(rid);
+	void *p;
+	if (unlikely(!f))
+		return boot_alloc(size, align);
+	p = f(align, size);
+	if (p && shim_on())
+		after_alloc(e, p, size, ret);
+	return p;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	return wrap_memalign(E_ALIGNED_ALLOC, R_ALIGNED_ALLOC, align, size, RET);
+}
+
+EXPORT void *memalign(size_t align, size_t size)
+{
+	return wrap_memalign(E_MEMALIGN, R_MEMALIGN, align, size, RET);
+}
+
+/* valloc and pvalloc: page-aligned, like their bootstrap stand-in. */
+static void *wrap_valloc(enum entry e, enum real_id rid, size_t size, const void *ret)
+{
+	malloc_fn f = (malloc_fn)real_fn(rid);
+	void *p;
+	if (unlikely(!f))
+		return boot_alloc(size, 4096 > pf_page ? 4096 : pf_page);
+	p = f(size);
+	if (p && shim_on())
+		after_alloc(e, p, size, ret);
+	return p;
+}
+
+EXPORT void *valloc(size_t size) { return wrap_valloc(E_VALLOC, R_VALLOC, size, RET); }
+EXPORT void *pvalloc(size_t size) { return wrap_valloc(E_PVALLOC, R_PVALLOC, size, RET); }
+
+/* ---- exit without destructors ---- */
+
+static void __attribute__((noreturn)) leave(enum real_id rid, int status)
+{
+	exit_fn f;
+	shim_report();
+	f = (exit_fn)real_fn(rid);
+	if (f)
+		f(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+EXPORT void _exit(int status) { leave(R__EXIT, status); }
+EXPORT void _Exit(int status) { leave(R__EXIT2, status); }

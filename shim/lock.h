@@ -1,0 +1,32 @@
+/* lock.h: a tiny spinlock for the shim's own tables.
+ *
+ * Held only around a few loads and stores, never across a call that could
+ * re-enter the shim or block, so it cannot deadlock with the program.  A
+ * signal handler that maps memory while its thread holds the lock sees the
+ * thread's re-entrancy guard and passes straight through (interpose.c);
+ * fork takes every lock first and releases it in both processes (init.c).
+ */
+#ifndef PREFAULT_LOCK_H
+#define PREFAULT_LOCK_H
+#include <sched.h>
+
+typedef struct { int v; } spin_t;
+
+static inline void spin_lock(spin_t *l)
+{
+	unsigned n = 0;
+	while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED)) {
+			if (++n > 64)
+				sched_yield(); /* the holder may be preempted; let it run */
+#if defined(__x86_64__) || defined(__i386__)
+			else
+				__builtin_ia32_pause();
+#endif
+		}
+	}
+}
+
+static inline void spin_unlock(spin_t *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
+static inline void spin_init(spin_t *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELAXED); }
+#endif

@@ -1,0 +1,213 @@
+/* match.c: see match.h. */
+#include "glue.h"
+#include "match.h"
+#include "glob.h"
+#include "lock.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+struct crule {
+	unsigned calls, map_req, prot_req;
+	uint64_t lo, hi;
+	int by_caller;
+};
+
+static struct crule rules[POL_MAX_RULES];
+int match_nrules;
+uint64_t match_min_size[2] = { UINT64_MAX, UINT64_MAX };
+static const struct policy *mpol;
+
+/* Calling objects.  An object is identified by its load base; its rule mask
+ * says which rules' caller globs accept its file name. */
+#define OBJ_MAX 1024
+#define OBJ_NAME 96
+struct object {
+	uintptr_t base;
+	uint64_t mask;
+	char name[OBJ_NAME];
+};
+static struct object objs[OBJ_MAX];
+static unsigned nobjs; /* published with release after the entry is filled */
+static spin_t obj_lock;
+static char main_names[2][OBJ_NAME]; /* argv[0] and /proc/self/exe basenames */
+
+/* Address -> object cache: one word per slot, (addr << 16) | (obj + 1). */
+#define CACHE_SLOTS 4096
+static uint64_t cache[CACHE_SLOTS];
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+static void copy_name(char *dst, const char *src)
+{
+	size_t n = strlen(src);
+	if (n >= OBJ_NAME)
+		n = OBJ_NAME - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static uint64_t mask_for(const char *name, const char *alt)
+{
+	uint64_t m = 0;
+	int i, k;
+	for (i = 0; i < match_nrules; i++) {
+		const struct pol_rule *r = &mpol->rules[i];
+		for (k = 0; k < r->ncaller; k++) {
+			const char *g = pol_str(mpol, r->caller[k]);
+			if (glob_match(g, name) || (alt && glob_match(g, alt))) {
+				m |= 1ull << i;
+				break;
+			}
+		}
+	}
+	return m;
+}
+
+void match_setup(const struct policy *pol, const char *argv0_base, const char *exe_base)
+{
+	int i, k;
+	mpol = pol;
+	match_nrules = pol ? pol->nrules : 0;
+	copy_name(main_names[0], argv0_base);
+	copy_name(main_names[1], exe_base);
+	match_min_size[0] = match_min_size[1] = UINT64_MAX;
+	for (i = 0; i < match_nrules; i++) {
+		const struct pol_rule *r = &pol->rules[i];
+		struct crule *c = &rules[i];
+		int on = r->nprogram == 0;
+		for (k = 0; k < r->nprogram && !on; k++) {
+			const char *g = pol_str(pol, r->program[k]);
+			on = glob_match(g, argv0_base) || glob_match(g, exe_base);
+		}
+		c->calls = on ? r->calls : 0; /* a rule for another program is off */
+		c->map_req = r->map_req;
+		c->prot_req = r->prot_req;
+		c->lo = r->size_lo;
+		c->hi = r->size_hi;
+		c->by_caller = r->ncaller > 0;
+		if ((c->calls & CALL_MMAP) && c->lo < match_min_size[0])
+			match_min_size[0] = c->lo;
+		if ((c->calls & CALL_MALLOC) && c->lo < match_min_size[1])
+			match_min_size[1] = c->lo;
+	}
+}
+
+/* Object index for a code address, registering the object on first sight. */
+static int object_of(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+	uint64_t slot = (a ^ (a >> 12)) & (CACHE_SLOTS - 1), v;
+	Dl_info info;
+	unsigned i, n;
+	int e = errno;
+	v = __atomic_load_n(&cache[slot], __ATOMIC_ACQUIRE);
+	if (a < (1ull << 48) && v && (v >> 16) == a)
+		return (int)(v & 0xffff) - 1;
+	memset(&info, 0, sizeof info);
+	if (!dladdr(addr, &info) || !info.dli_fbase) {
+		errno = e;
+		return -1;
+	}
+	errno = e;
+	n = __atomic_load_n(&nobjs, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n; i++)
+		if (objs[i].base == (uintptr_t)info.dli_fbase)
+			goto found;
+	spin_lock(&obj_lock);
+	n = nobjs;
+	for (i = 0; i < n; i++)
+		if (objs[i].base == (uintptr_t)info.dli_fbase)
+			break;
+	if (i == n) {
+		const char *fname = info.dli_fname ? info.dli_fname : "";
+		int is_main = !fname[0] || !strcmp(fname, program_invocation_name);
+		if (n == OBJ_MAX) {
+			spin_unlock(&obj_lock);
+			return -1;
+		}
+		objs[i].base = (uintptr_t)info.dli_fbase;
+		/* The main program: dladdr names it after argv[0]; accept either the
+		 * name it was run by or the real file's name (python3 vs python3.11). */
+		if (is_main) {
+			copy_name(objs[i].name, main_names[1][0] ? main_names[1] : main_names[0]);
+			objs[i].mask = mask_for(main_names[0], main_names[1]);
+		} else {
+			copy_name(objs[i].name, base_name(fname));
+			objs[i].mask = mask_for(objs[i].name, NULL);
+		}
+		__atomic_store_n(&nobjs, n + 1, __ATOMIC_RELEASE);
+	}
+	spin_unlock(&obj_lock);
+found:
+	if (a < (1ull << 48))
+		__atomic_store_n(&cache[slot], (a << 16) | (i + 1), __ATOMIC_RELEASE);
+	return (int)i;
+}
+
+const char *match_object_name(const void *addr)
+{
+	int o = object_of(addr);
+	return o < 0 ? "?" : objs[o].name;
+}
+
+void match_classify_mmap(struct request *rq, int prot, int flags, int fd)
+{
+	unsigned mk = 0, pk = 0;
+	mk |= (flags & MAP_ANONYMOUS) ? MK_ANON : MK_FILE;
+	mk |= (flags & MAP_SHARED) || (flags & 0x03) == 0x03 /* MAP_SHARED_VALIDATE */ ? MK_SHARED : MK_PRIVATE;
+	if (flags & MAP_NORESERVE)
+		mk |= MK_NORESERVE;
+	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))
+		mk |= MK_FIXED;
+	if (prot & PROT_READ) pk |= PK_READ;
+	if (prot & PROT_WRITE) pk |= PK_WRITE;
+	if (prot & PROT_EXEC) pk |= PK_EXEC;
+	if (!(prot & (PROT_READ | PROT_WRITE | PROT_EXEC)))
+		pk = PK_NONE;
+	rq->mk = mk;
+	rq->pk = pk;
+	rq->prot = prot;
+	rq->flags = flags;
+	rq->fd = fd;
+}
+
+int match_request(const struct request *rq)
+{
+	int i, obj = -2;
+	/* A reservation (PROT_NONE or MAP_NORESERVE) is only for rules that
+	 * name it: prefaulting address space kept in reserve defeats its point. */
+	int reservation = (rq->pk & PK_NONE) || (rq->mk & MK_NORESERVE);
+	for (i = 0; i < match_nrules; i++) {
+		const struct crule *c = &rules[i];
+		if (!(c->calls & rq->call) || rq->len < c->lo || rq->len > c->hi)
+			continue;
+		if ((rq->mk & c->map_req) != c->map_req)
+			continue;
+		if (c->prot_req & PK_NONE) {
+			if (!(rq->pk & PK_NONE))
+				continue;
+		} else if ((rq->pk & c->prot_req) != c->prot_req) {
+			continue;
+		}
+		if (reservation && !(c->prot_req & PK_NONE) && !(c->map_req & MK_NORESERVE))
+			continue;
+		if (c->by_caller) {
+			if (obj == -2)
+				obj = object_of(rq->ret);
+			if (obj < 0 || !(objs[obj].mask & (1ull << i)))
+				continue;
+		}
+		return i;
+	}
+	return -1;
+}
+
+void match_lock(void) { spin_lock(&obj_lock); }
+void match_unlock(void) { spin_unlock(&obj_lock); }
+void match_reset_lock(void) { spin_init(&obj_lock); }

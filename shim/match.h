@@ -1,0 +1,40 @@
+/* match.h: which rule, if any, a request falls under.
+ *
+ * Rules are tried in file order and the first match wins.  Everything a rule
+ * tests is a property of the request except the calling object, which is
+ * found from the wrapper's return address with dladdr and cached by address,
+ * so dladdr runs once per call site, not once per call.
+ */
+#ifndef PREFAULT_MATCH_H
+#define PREFAULT_MATCH_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "policy.h"
+
+struct request {
+	int entry;          /* enum entry */
+	unsigned call;      /* CALL_MMAP, CALL_MALLOC or CALL_STACK */
+	size_t len;         /* bytes requested */
+	unsigned mk;        /* MK_* properties of the request */
+	unsigned pk;        /* PK_* */
+	int prot, flags, fd;
+	off_t off;
+	const void *ret;    /* return address in the calling object */
+};
+
+/* Compile the policy for this process (program-name globs are decided here). */
+void match_setup(const struct policy *pol, const char *argv0_base, const char *exe_base);
+/* Smallest size any enabled rule of this call kind could match. */
+extern uint64_t match_min_size[2]; /* [0] mmap, [1] malloc */
+extern int match_nrules;
+int match_request(const struct request *rq);
+/* Describe mmap arguments as MK_* / PK_* bits. */
+void match_classify_mmap(struct request *rq, int prot, int flags, int fd);
+/* fork: hold the object table's lock across it. */
+void match_lock(void);
+void match_unlock(void);
+void match_reset_lock(void);
+/* For reports and profiles: the file name of the object holding `addr`. */
+const char *match_object_name(const void *addr);
+#endif

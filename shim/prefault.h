@@ -1,0 +1,40 @@
+/* prefault.h: carrying out a rule's actions on a range.
+ *
+ * The contract with the program: nothing it can observe changes.  Actions
+ * are advice (MADV_*), population (MADV_POPULATE_*, which maps pages without
+ * writing to them), or locking; errno is saved and restored around them by
+ * the caller.  Everything that makes memory resident is charged to the
+ * budget first, and skipped (and counted) when the budget is spent.
+ */
+#ifndef PREFAULT_PREFAULT_H
+#define PREFAULT_PREFAULT_H
+#include <stddef.h>
+#include <stdint.h>
+#include "match.h"
+#include "os.h"
+
+extern size_t pf_page;        /* sysconf(_SC_PAGESIZE) */
+extern int pf_populate_ok;    /* MADV_POPULATE_* works on this kernel */
+
+/* What the shim decided before the real call, and what it has spent. */
+struct plan {
+	int rule;
+	unsigned actions;
+	uint64_t charge;       /* reserved before the call (map-populate) */
+	int extra_flags;       /* added to the mmap flags */
+	uint64_t t0;
+	struct faults f0;
+};
+
+void pf_init(const struct policy *pol);
+/* Before an mmap: decide map-populate (reserving its budget). */
+void pf_plan(const struct request *rq, int rule, struct plan *pl);
+/* After a successful call: act on [start, start+len).  `key` is the pointer a
+ * malloc-family call returned (NULL for mmap). */
+void pf_apply(const struct request *rq, struct plan *pl, void *start, size_t len, const void *key);
+/* The call failed: give back what pf_plan reserved. */
+void pf_cancel(struct plan *pl);
+/* The program is giving memory back. */
+void pf_unmapped(void *addr, size_t len);
+void pf_freed(void *p);
+#endif

@@ -1,0 +1,230 @@
+/* report.c: see report.h. */
+#include "report.h"
+#include "regions.h"
+#include "sbuf.h"
+#include "stats.h"
+#include <string.h>
+
+/* What the report prints: the globals plus every live thread's block.
+ * Static, not on the stack: exit may run on a small thread stack. */
+static struct stats snap;
+
+static uint64_t sum_skipped(const struct rule_stats *rs)
+{
+	uint64_t n = 0;
+	int k;
+	for (k = 0; k < SK_COUNT; k++)
+		n += st_get(&rs->skipped[k]);
+	return n;
+}
+
+static void json_sizes(struct sbuf *sb, const struct hist *h)
+{
+	int k, first = 1;
+	sb_str(sb, "\"sizes\":[");
+	for (k = 0; k < SIZE_CLASSES; k++) {
+		uint64_t m = st_get(&h->maps[k]);
+		if (!m)
+			continue;
+		sb_str(sb, first ? "{\"size\":" : ",{\"size\":");
+		sb_u64(sb, 1ull << k);
+		sb_str(sb, ",\"maps\":");
+		sb_u64(sb, m);
+		sb_str(sb, ",\"bytes\":");
+		sb_u64(sb, st_get(&h->bytes[k]));
+		sb_chr(sb, '}');
+		first = 0;
+	}
+	sb_chr(sb, ']');
+}
+
+static void json_kv(struct sbuf *sb, const char *k, uint64_t v, int comma)
+{
+	if (comma)
+		sb_chr(sb, ',');
+	sb_chr(sb, '"');
+	sb_str(sb, k);
+	sb_str(sb, "\":");
+	sb_u64(sb, v);
+}
+
+static void json_rule(struct sbuf *sb, const char *name, const struct rule_stats *rs)
+{
+	int k;
+	sb_str(sb, "{\"name\":");
+	sb_json_str(sb, name);
+	json_kv(sb, "matched", st_get(&rs->matched), 1);
+	json_kv(sb, "bytes", st_get(&rs->bytes), 1);
+	json_kv(sb, "prefaulted_bytes", st_get(&rs->prefaulted_bytes), 1);
+	sb_str(sb, ",\"seconds\":");
+	sb_secs(sb, st_get(&rs->ns));
+	json_kv(sb, "faults", st_get(&rs->faults), 1);
+	json_kv(sb, "skipped", sum_skipped(rs), 1);
+	sb_str(sb, ",\"skipped_by\":{");
+	for (k = 0; k < SK_COUNT; k++)
+		json_kv(sb, skip_names[k], st_get(&rs->skipped[k]), k > 0);
+	sb_str(sb, "},");
+	json_sizes(sb, &rs->sizes);
+	sb_chr(sb, '}');
+}
+
+static void write_json(struct sbuf *sb, const struct proc_info *pi, const struct policy *pol,
+                       const struct faults *f, uint64_t in_pf, uint64_t wall)
+{
+	int i, first;
+	uint64_t total = f->minor + f->major;
+	sb_str(sb, "{\"prefault\":\"" PF_VERSION "\",\"program\":");
+	sb_json_str(sb, pi->program);
+	sb_str(sb, ",\"exe\":");
+	sb_json_str(sb, pi->exe);
+	json_kv(sb, "pid", (uint64_t)pi->pid, 1);
+	json_kv(sb, "ppid", (uint64_t)pi->ppid, 1);
+	sb_str(sb, ",\"policy\":");
+	if (pi->policy_path)
+		sb_json_str(sb, pi->policy_path);
+	else
+		sb_str(sb, "null");
+	sb_str(sb, ",\"wall_s\":");
+	sb_secs(sb, wall);
+	sb_str(sb, ",\"faults\":{");
+	json_kv(sb, "minor", f->minor, 0);
+	json_kv(sb, "major", f->major, 1);
+	json_kv(sb, "in_prefault", in_pf, 1);
+	json_kv(sb, "in_program", total > in_pf ? total - in_pf : 0, 1);
+	sb_str(sb, "},\"budget\":{");
+	json_kv(sb, "limit", budget_limit(), 0);
+	json_kv(sb, "used", budget_used(), 1);
+	json_kv(sb, "peak", budget_peak(), 1);
+	sb_str(sb, "},\"calls\":{");
+	for (i = 0; i < E_COUNT; i++)
+		json_kv(sb, entry_names[i], st_get(&snap.calls[i]), i > 0);
+	sb_str(sb, "},\"rules\":[");
+	for (i = 0; pol && i < pol->nrules; i++) {
+		if (i)
+			sb_chr(sb, ',');
+		json_rule(sb, pol->rules[i].name, &snap.rules[i]);
+	}
+	sb_str(sb, "],\"unmatched\":{\"mmap\":");
+	json_rule(sb, "mmap", &snap.unmatched[0]);
+	sb_str(sb, ",\"malloc\":");
+	json_rule(sb, "malloc", &snap.unmatched[1]);
+	sb_str(sb, "},\"notes\":[");
+	for (i = 0, first = 1; i < N_COUNT; i++) {
+		if (!(snap.notes & (1ull << i)))
+			continue;
+		if (!first)
+			sb_chr(sb, ',');
+		sb_json_str(sb, note_texts[i]);
+		first = 0;
+	}
+	sb_str(sb, "]}\n");
+}
+
+static void text_rule(struct sbuf *sb, const char *name, const struct rule_stats *rs)
+{
+	uint64_t sk = sum_skipped(rs);
+	sb_str(sb, "prefault:   rule ");
+	sb_str(sb, name);
+	sb_str(sb, ": ");
+	sb_u64(sb, st_get(&rs->matched));
+	sb_str(sb, " matched, ");
+	sb_size_human(sb, st_get(&rs->bytes));
+	if (st_get(&rs->prefaulted_bytes) || st_get(&rs->ns)) {
+		sb_str(sb, "; prefaulted ");
+		sb_size_human(sb, st_get(&rs->prefaulted_bytes));
+		sb_str(sb, " in ");
+		sb_fixed(sb, st_get(&rs->ns) / 1000000, 3);
+		sb_str(sb, " s (");
+		sb_u64(sb, st_get(&rs->faults));
+		sb_str(sb, " faults)");
+	}
+	if (sk) {
+		int k, first = 1;
+		sb_str(sb, "; skipped ");
+		sb_u64(sb, sk);
+		sb_str(sb, " (");
+		for (k = 0; k < SK_COUNT; k++) {
+			if (!st_get(&rs->skipped[k]))
+				continue;
+			if (!first)
+				sb_str(sb, ", ");
+			sb_str(sb, skip_names[k]);
+			sb_chr(sb, ' ');
+			sb_u64(sb, st_get(&rs->skipped[k]));
+			first = 0;
+		}
+		sb_chr(sb, ')');
+	}
+	sb_chr(sb, '\n');
+}
+
+static void write_text(struct sbuf *sb, const struct proc_info *pi, const struct policy *pol,
+                       const struct faults *f, uint64_t in_pf, uint64_t wall)
+{
+	int i;
+	uint64_t total = f->minor + f->major;
+	sb_str(sb, "prefault: ");
+	sb_str(sb, pi->program);
+	sb_chr(sb, '[');
+	sb_u64(sb, (uint64_t)pi->pid);
+	sb_str(sb, "] ");
+	sb_fixed(sb, wall / 1000000, 3);
+	sb_str(sb, " s, ");
+	sb_u64(sb, total);
+	sb_str(sb, " faults (");
+	sb_u64(sb, f->major);
+	sb_str(sb, " major): ");
+	sb_u64(sb, total > in_pf ? total - in_pf : 0);
+	sb_str(sb, " in the program, ");
+	sb_u64(sb, in_pf);
+	sb_str(sb, " in prefault work\n");
+	if (pi->policy_path) {
+		sb_str(sb, "prefault:   policy ");
+		sb_str(sb, pi->policy_path);
+		sb_str(sb, "; budget peak ");
+		sb_size_human(sb, budget_peak());
+		sb_str(sb, " of ");
+		if (budget_limit() == UINT64_MAX)
+			sb_str(sb, "unlimited");
+		else
+			sb_size_human(sb, budget_limit());
+		sb_chr(sb, '\n');
+	}
+	for (i = 0; pol && i < pol->nrules; i++)
+		text_rule(sb, pol->rules[i].name, &snap.rules[i]);
+	sb_str(sb, "prefault:   unmatched: ");
+	sb_u64(sb, st_get(&snap.unmatched[0].matched));
+	sb_str(sb, " mmap (");
+	sb_size_human(sb, st_get(&snap.unmatched[0].bytes));
+	sb_str(sb, "), ");
+	sb_u64(sb, st_get(&snap.unmatched[1].matched));
+	sb_str(sb, " malloc (");
+	sb_size_human(sb, st_get(&snap.unmatched[1].bytes));
+	sb_str(sb, ")\n");
+	for (i = 0; i < N_COUNT; i++) {
+		if (!(snap.notes & (1ull << i)))
+			continue;
+		sb_str(sb, "prefault:   note: ");
+		sb_str(sb, note_texts[i]);
+		sb_chr(sb, '\n');
+	}
+}
+
+void report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol)
+{
+	char buf[4096];
+	struct sbuf sb;
+	struct faults now, f;
+	uint64_t in_pf, wall = os_now_ns() - pi->t0;
+	stats_snapshot(&snap);
+	in_pf = snap.pf_minor + snap.pf_major;
+	os_faults_self(&now);
+	f.minor = now.minor - pi->f0.minor;
+	f.major = now.major - pi->f0.major;
+	sb_init(&sb, buf, sizeof buf, fd);
+	if (json)
+		write_json(&sb, pi, pol, &f, in_pf, wall);
+	else
+		write_text(&sb, pi, pol, &f, in_pf, wall);
+	sb_flush(&sb);
+}

@@ -1,0 +1,191 @@
+/* stats.c: see stats.h. */
+#include "glue.h"
+#include "stats.h"
+#include "lock.h"
+#include <pthread.h>
+#include <string.h>
+
+struct stats g_stats;
+
+struct tstats {
+	uint64_t calls[E_COUNT];
+	uint64_t n[2], b[2];
+	struct hist h[2];
+	int state; /* 0 new, 1 registered, 2 folded in at thread exit, 3 registering */
+	struct tstats *next;
+};
+static TLS struct tstats tl;
+static struct tstats *tlist;
+static spin_t tlock;
+static pthread_key_t tkey;
+static int tkey_ok;
+
+static inline void bump(uint64_t *c, uint64_t v)
+{
+	/* Only the owner writes; the report may read at the same time. */
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+static void fold(struct tstats *t)
+{
+	int i, k;
+	for (i = 0; i < E_COUNT; i++)
+		st_add(&g_stats.calls[i], t->calls[i]);
+	for (k = 0; k < 2; k++) {
+		struct rule_stats *u = &g_stats.unmatched[k];
+		st_add(&u->matched, t->n[k]);
+		st_add(&u->bytes, t->b[k]);
+		for (i = 0; i < SIZE_CLASSES; i++) {
+			if (t->h[k].maps[i]) {
+				st_add(&u->sizes.maps[i], t->h[k].maps[i]);
+				st_add(&u->sizes.bytes[i], t->h[k].bytes[i]);
+			}
+		}
+	}
+}
+
+static void thread_gone(void *arg)
+{
+	struct tstats *t = arg, **pp;
+	spin_lock(&tlock);
+	for (pp = &tlist; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	fold(t);
+	t->state = 2; /* from now on this thread counts in the globals */
+	spin_unlock(&tlock);
+}
+
+void stats_thread_init(void)
+{
+	if (pthread_key_create(&tkey, thread_gone) == 0)
+		__atomic_store_n(&tkey_ok, 1, __ATOMIC_RELEASE);
+}
+
+/* This thread's block, or NULL to count in the globals. */
+static struct tstats *mine(void)
+{
+	struct tstats *t = &tl;
+	if (likely(t->state == 1))
+		return t;
+	if (t->state != 0 || !__atomic_load_n(&tkey_ok, __ATOMIC_ACQUIRE))
+		return NULL;
+	/* First call in this thread.  pthread_setspecific allocates for high
+	 * key numbers, through our own calloc: state 3 sends those calls to
+	 * the globals instead of back here. */
+	t->state = 3;
+	if (pthread_setspecific(tkey, t) != 0) {
+		t->state = 0;
+		return NULL;
+	}
+	spin_lock(&tlock);
+	t->next = tlist;
+	tlist = t;
+	t->state = 1;
+	spin_unlock(&tlock);
+	return t;
+}
+
+void stats_call(enum entry e)
+{
+	struct tstats *t = mine();
+	if (t)
+		bump(&t->calls[e], 1);
+	else
+		st_add(&g_stats.calls[e], 1);
+}
+
+void stats_unmatched(int kind, uint64_t len)
+{
+	struct tstats *t = mine();
+	int k = size_class(len);
+	if (!t) {
+		stats_count_request(&g_stats.unmatched[kind], len);
+		return;
+	}
+	bump(&t->n[kind], 1);
+	bump(&t->b[kind], len);
+	bump(&t->h[kind].maps[k], 1);
+	bump(&t->h[kind].bytes[k], len);
+}
+
+static void add_block(struct stats *o, const struct tstats *t)
+{
+	int i, k;
+	for (i = 0; i < E_COUNT; i++)
+		o->calls[i] += __atomic_load_n(&t->calls[i], __ATOMIC_RELAXED);
+	for (k = 0; k < 2; k++) {
+		o->unmatched[k].matched += __atomic_load_n(&t->n[k], __ATOMIC_RELAXED);
+		o->unmatched[k].bytes += __atomic_load_n(&t->b[k], __ATOMIC_RELAXED);
+		for (i = 0; i < SIZE_CLASSES; i++) {
+			o->unmatched[k].sizes.maps[i] += __atomic_load_n(&t->h[k].maps[i], __ATOMIC_RELAXED);
+			o->unmatched[k].sizes.bytes[i] += __atomic_load_n(&t->h[k].bytes[i], __ATOMIC_RELAXED);
+		}
+	}
+}
+
+void stats_snapshot(struct stats *out)
+{
+	const uint64_t *src = (const uint64_t *)&g_stats;
+	uint64_t *dst = (uint64_t *)out;
+	size_t i;
+	struct tstats *t;
+	for (i = 0; i < sizeof g_stats / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	spin_lock(&tlock);
+	for (t = tlist; t; t = t->next)
+		add_block(out, t);
+	spin_unlock(&tlock);
+}
+
+void stats_lock(void) { spin_lock(&tlock); }
+void stats_unlock(void) { spin_unlock(&tlock); }
+
+const char *const entry_names[E_COUNT] = {
+	"mmap", "mmap64", "munmap", "mremap",
+	"malloc", "calloc", "realloc", "free", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc", "pvalloc",
+};
+
+const char *const skip_names[SK_COUNT] = { "budget", "failed", "table_full" };
+
+const char *const note_texts[N_COUNT] = {
+	"kernel lacks MADV_POPULATE_READ/WRITE (Linux < 5.14): populated by touching pages instead",
+	"mlock or mlockall was refused (raise RLIMIT_MEMLOCK, ulimit -l)",
+	"region table full: some requests were not prefaulted",
+	"budget spent: some requests were not prefaulted (raise budget in [global])",
+};
+
+void stats_count_request(struct rule_stats *rs, uint64_t len)
+{
+	int k = size_class(len);
+	st_add(&rs->matched, 1);
+	st_add(&rs->bytes, len);
+	st_add(&rs->sizes.maps[k], 1);
+	st_add(&rs->sizes.bytes[k], len);
+}
+
+int stats_note(enum note n)
+{
+	uint64_t bit = 1ull << n;
+	return !(__atomic_fetch_or(&g_stats.notes, bit, __ATOMIC_RELAXED) & bit);
+}
+
+void stats_reset(void)
+{
+	/* In a fork child: only this thread exists, with a fresh start. */
+	int state = tl.state;
+	memset(&g_stats, 0, sizeof g_stats);
+	memset(&tl, 0, sizeof tl);
+	spin_init(&tlock);
+	tlist = NULL;
+	if (state == 1) {
+		tl.state = 1;
+		tlist = &tl;
+	} else {
+		tl.state = state;
+	}
+}
