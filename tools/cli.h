@@ -1,0 +1,27 @@
+/* cli.h: the command-line tool's internal interfaces. */
+#ifndef PREFAULT_CLI_H
+#define PREFAULT_CLI_H
+#include <stddef.h>
+#include <stdio.h>
+#include "policy.h"
+
+#define PF_VERSION "0.1.0"
+#define EXIT_USAGE 2
+
+/* paths.c: where the shim and the shipped policies are. */
+const char *find_shim(void);
+/* A policy argument: a path, or the name of a shipped policy.  Returns a
+ * malloc'd absolute path, or NULL (with a message printed). */
+char *resolve_policy(const char *arg);
+/* Read and parse; on error print FILE:LINE: msg and return -1. */
+int load_policy_file(const char *path, const char *shown, struct policy *pol);
+void list_shipped(FILE *out);
+
+/* cli_run.c */
+int prepare_env(const char *policy_arg, const char *report);
+void exec_or_die(char **cmd) __attribute__((noreturn));
+int set_preload(const char *shim);
+int cmd_run(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+void usage(FILE *out);
+#endif

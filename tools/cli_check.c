@@ -1,0 +1,43 @@
+/* cli_check.c: `prefault check POLICY...`: one line per rule, or
+ * FILE:LINE: what is wrong for each bad file (exit 2). */
+#include "cli.h"
+#include "sbuf.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_check(int argc, char **argv)
+{
+	static struct policy pol;
+	int i, bad = 0;
+	if (argc < 2) {
+		fprintf(stderr, "usage: prefault check POLICY...\n");
+		return EXIT_USAGE;
+	}
+	for (i = 1; i < argc; i++) {
+		char *path = resolve_policy(argv[i]);
+		int r;
+		if (!path) {
+			bad = 1;
+			continue;
+		}
+		/* Name the file as the user did, unless it was a shipped name. */
+		r = load_policy_file(path, strchr(argv[i], '/') ? argv[i] : path, &pol);
+		if (r == 0) {
+			int k;
+			char line[2048];
+			if (pol.nrules == 0)
+				printf("%s: no rules (observe only)\n", argv[i]);
+			for (k = 0; k < pol.nrules; k++) {
+				struct sbuf sb;
+				sb_init(&sb, line, sizeof line, -1);
+				policy_describe_rule(&sb, &pol, &pol.rules[k]);
+				printf("%s: %s\n", argv[i], sb_cstr(&sb));
+			}
+		} else {
+			bad = 1;
+		}
+		free(path);
+	}
+	return bad ? EXIT_USAGE : 0;
+}

@@ -1,0 +1,161 @@
+/* paths.c: finding the shim and the shipped policies.
+ *
+ * Next to the tool first (the build tree: build/prefault beside
+ * build/libprefault.so, policies/ one level up), then the installed layout
+ * relative to the tool (bin/../lib/prefault), then the configured prefix.
+ * So a build tree, an installed copy and a relocated DESTDIR all work.
+ */
+#include "cli.h"
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef PREFAULT_LIBDIR
+#define PREFAULT_LIBDIR "/usr/local/lib/prefault"
+#endif
+#ifndef PREFAULT_DATADIR
+#define PREFAULT_DATADIR "/usr/local/share/prefault"
+#endif
+
+static char exe_dir[PATH_MAX];
+
+static const char *self_dir(void)
+{
+	if (!exe_dir[0]) {
+		ssize_t n = readlink("/proc/self/exe", exe_dir, sizeof exe_dir - 1);
+		char *slash;
+		if (n <= 0)
+			return ".";
+		exe_dir[n] = '\0';
+		slash = strrchr(exe_dir, '/');
+		if (slash)
+			*slash = '\0';
+	}
+	return exe_dir;
+}
+
+static int first_existing(char *out, size_t cap, const char *const *cands, const char *suffix)
+{
+	for (; *cands; cands++) {
+		int n = snprintf(out, cap, "%s%s", *cands, suffix);
+		if (n > 0 && (size_t)n < cap && access(out, R_OK) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+const char *find_shim(void)
+{
+	static char path[PATH_MAX + 64];
+	char a[PATH_MAX + 32], b[PATH_MAX + 32];
+	const char *env = getenv("PREFAULT_SHIM");
+	const char *cands[4];
+	if (env && *env)
+		return env;
+	snprintf(a, sizeof a, "%s", self_dir());
+	snprintf(b, sizeof b, "%s/../lib/prefault", self_dir());
+	cands[0] = a;
+	cands[1] = b;
+	cands[2] = PREFAULT_LIBDIR;
+	cands[3] = NULL;
+	if (!first_existing(path, sizeof path, cands, "/libprefault.so"))
+		return NULL;
+	{
+		char *r = realpath(path, NULL);
+		if (r) {
+			snprintf(path, sizeof path, "%s", r);
+			free(r);
+		}
+	}
+	return path;
+}
+
+static int policy_dirs(const char *out[4], char bufs[2][PATH_MAX + 32])
+{
+	snprintf(bufs[0], sizeof bufs[0], "%s/../policies", self_dir());
+	snprintf(bufs[1], sizeof bufs[1], "%s/../share/prefault/policies", self_dir());
+	out[0] = bufs[0];
+	out[1] = bufs[1];
+	out[2] = PREFAULT_DATADIR "/policies";
+	out[3] = NULL;
+	return 3;
+}
+
+char *resolve_policy(const char *arg)
+{
+	char bufs[2][PATH_MAX + 32], path[2 * PATH_MAX + 512], suffix[300];
+	const char *dirs[4];
+	if (strchr(arg, '/') || access(arg, F_OK) == 0) {
+		char *r = realpath(arg, NULL);
+		if (!r)
+			fprintf(stderr, "prefault: %s: %s\n", arg, strerror(errno));
+		return r;
+	}
+	if (strlen(arg) > 200) {
+		fprintf(stderr, "prefault: %s: no such policy\n", arg);
+		return NULL;
+	}
+	policy_dirs(dirs, bufs);
+	snprintf(suffix, sizeof suffix, "/%s.policy", arg);
+	if (first_existing(path, sizeof path, dirs, suffix))
+		return realpath(path, NULL);
+	fprintf(stderr, "prefault: %s: not a file, nor a shipped policy (shipped: ", arg);
+	list_shipped(stderr);
+	fprintf(stderr, ")\n");
+	return NULL;
+}
+
+void list_shipped(FILE *out)
+{
+	char bufs[2][PATH_MAX + 32];
+	const char *dirs[4];
+	int i, first = 1;
+	policy_dirs(dirs, bufs);
+	for (i = 0; dirs[i]; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *e;
+		if (!d)
+			continue;
+		while ((e = readdir(d))) {
+			size_t n = strlen(e->d_name);
+			if (n > 7 && !strcmp(e->d_name + n - 7, ".policy")) {
+				fprintf(out, "%s%.*s", first ? "" : ", ", (int)(n - 7), e->d_name);
+				first = 0;
+			}
+		}
+		closedir(d);
+		if (!first)
+			break;
+	}
+	if (first)
+		fprintf(out, "none found");
+}
+
+int load_policy_file(const char *path, const char *shown, struct policy *pol)
+{
+	FILE *f = fopen(path, "rb");
+	static char buf[64 * 1024 + 1];
+	size_t n;
+	struct pol_error err;
+	int line;
+	if (!f) {
+		fprintf(stderr, "%s: cannot read: %s\n", shown, strerror(errno));
+		return -1;
+	}
+	n = fread(buf, 1, sizeof buf, f);
+	fclose(f);
+	if (n == sizeof buf) {
+		fprintf(stderr, "%s: policy larger than 64 KiB\n", shown);
+		return -1;
+	}
+	line = policy_parse(buf, n, pol, &err);
+	if (line) {
+		fprintf(stderr, "%s:%d: %s\n", shown, line, err.msg);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* prefault.c: the command-line tool's entry point: dispatch and usage. */
+#include "cli.h"
+#include <stdio.h>
+#include <string.h>
+
+void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: prefault COMMAND [ARGS]\n"
+	        "\n"
+	        "  run [-p POLICY] [-o REPORT] -- CMD [ARGS...]\n"
+	        "        run CMD with the shim preloaded; POLICY is a file or a shipped\n"
+	        "        policy name; REPORT is stderr, none, or a path (%%p pid, %%e program;\n"
+	        "        a .json path gives JSON).  Exit status is CMD's.\n"
+	        "  check POLICY...\n"
+	        "        check policies: one line per rule, or FILE:LINE: what is wrong (exit 2)\n"
+	        "  --help, --version\n"
+	        "\n"
+	        "Shipped policies: ");
+	list_shipped(out);
+	fprintf(out, "\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("prefault %s\n", PF_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "check"))
+		return cmd_check(argc - 1, argv + 1);
+	fprintf(stderr, "prefault: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
