@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# The command-line tool: run, check, usage.
+load helpers
+
+@test "--help and --version" {
+	run --separate-stderr "$PF" --help
+	[ "$status" -eq 0 ]
+	grep -q 'run \[-p POLICY\]' <<<"$output"
+	grep -q 'check POLICY' <<<"$output"
+	grep -q 'cpython' <<<"$output"
+	run --separate-stderr "$PF" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" == "prefault "[0-9]* ]]
+}
+
+@test "usage errors exit 2" {
+	run --separate-stderr "$PF"
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$PF" frobnicate
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$PF" run
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$PF" run -p
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$PF" run --bogus -- true
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$PF" check
+	[ "$status" -eq 2 ]
+}
+
+@test "run: the exit status is the program's, and a missing program is 127" {
+	run --separate-stderr "$PF" run -o none -- sh -c 'exit 42'
+	[ "$status" -eq 42 ]
+	run -127 --separate-stderr "$PF" run -o none -- /no/such/program
+	[ "$status" -eq 127 ]
+}
+
+@test "run prepends the shim to an existing LD_PRELOAD and sets the environment" {
+	LD_PRELOAD="$STACKLIB" run --separate-stderr "$PF" run -p cpython -o "$BATS_TEST_TMPDIR/x.json" -- sh -c 'echo "$LD_PRELOAD|$PREFAULT_POLICY|$PREFAULT_REPORT"'
+	[ "$status" -eq 0 ]
+	shim=$(readlink -f "$SHIM")
+	pol=$(readlink -f "$POLICIES/cpython.policy")
+	[ "$output" = "$shim:$STACKLIB|$pol|$BATS_TEST_TMPDIR/x.json" ]
+	# and does not add the shim twice
+	LD_PRELOAD="$shim" run --separate-stderr "$PF" run -o none -- sh -c 'echo "$LD_PRELOAD"'
+	[ "$output" = "$shim" ]
+}
+
+@test "run without -p observes and reports" {
+	run --separate-stderr "$PF" run -o "$BATS_TEST_TMPDIR/o.json" -- "$PROBE" keep 2 4M
+	[ "$status" -eq 0 ]
+	[ "$(jget "$BATS_TEST_TMPDIR/o.json" "d['policy']")" = None ]
+	[ "$(jget "$BATS_TEST_TMPDIR/o.json" "d['calls']['mmap']")" -ge 2 ]
+}
+
+@test "run -p with a shipped policy acts on the program" {
+	pol=$(populate_all)
+	run --separate-stderr "$PF" run -p "$pol" -o none -- "$PROBE" alloc mmap 4M
+	[ "$(kv resident "$output")" -eq 1024 ]
+}
+
+@test "make install honours PREFIX and DESTDIR, and the installed tool finds its shim and policies" {
+	root="$BATS_TEST_DIRNAME/.."
+	make -s -C "$root" install BUILD="$B" PREFIX=/opt/pf DESTDIR="$BATS_TEST_TMPDIR/dest" >/dev/null
+	d="$BATS_TEST_TMPDIR/dest/opt/pf"
+	[ -x "$d/bin/prefault" ]
+	[ -f "$d/lib/prefault/libprefault.so" ]
+	[ -f "$d/share/prefault/policies/cpython.policy" ]
+	run --separate-stderr "$d/bin/prefault" check cpython
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$d/bin/prefault" run -o none -- sh -c 'echo "$LD_PRELOAD"'
+	[ "$output" = "$(readlink -f "$d/lib/prefault/libprefault.so")" ]
+}
+
+@test "the shim exports only its wrappers" {
+	syms=$(nm -D --defined-only "$SHIM" | awk '$2 ~ /[TWiV]/ {print $3}' | sort | tr '\n' ' ')
+	[ "$syms" = "_Exit _exit aligned_alloc calloc free malloc memalign mmap mmap64 mremap munmap posix_memalign pvalloc realloc valloc " ]
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# The program sees what it would see without the shim; other preloads and
+# real programs keep working.
+load helpers
+
+@test "errno and return values are the same with and without the shim" {
+	run --separate-stderr "$PROBE" errno
+	plain="$output"
+	[ "$status" -eq 0 ]
+	[ "$(wc -l <<<"$plain")" -ge 15 ]
+	grep -q 'mmap-ok keeps errno=4242' <<<"$plain"
+	for pol in "" "$(populate_all)" "$POLICIES/realtime.policy"; do
+		run --separate-stderr shimmed "$pol" "$PROBE" errno
+		[ "$output" = "$plain" ]
+	done
+}
+
+@test "a second preloaded library stacks with the shim, in either order" {
+	pol=$(populate_all)
+	for order in "$SHIM:$STACKLIB" "$STACKLIB:$SHIM"; do
+		LD_PRELOAD="$order" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none run --separate-stderr "$PROBE" alloc mmap 4M
+		echo "$order: $output / $stderr"
+		[ "$status" -eq 0 ]
+		[ "$(kv resident "$output")" -eq 1024 ]
+		n=$(sed -n 's/.*libstack: mmap=\([0-9]*\).*/\1/p' <<<"$stderr")
+		[ "$n" -ge 1 ]
+		LD_PRELOAD="$order" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none run --separate-stderr "$PROBE" alloc malloc 4M
+		[ "$(kv resident "$output")" -eq "$(kv pages "$output")" ]
+		m=$(sed -n 's/.*libstack: mmap=[0-9]* malloc=\([0-9]*\).*/\1/p' <<<"$stderr")
+		[ "$m" -ge 1 ]
+	done
+}
+
+PYPROG='
+import json, collections
+d = collections.defaultdict(list)
+for i in range(200000):
+    d[str(i % 977)].append({"n": i, "s": "x" * (i % 13)})
+blob = json.dumps(d)
+back = json.loads(blob)
+print(len(blob), sum(len(v) for v in back.values()))
+'
+
+@test "Debian's python3 runs unchanged under the cpython policy, and its arenas are matched (mmap64)" {
+	[ -x "$PY" ] || skip "no /usr/bin/python3"
+	run --separate-stderr "$PY" -c "$PYPROG"
+	plain="$output"
+	[ "$status" -eq 0 ]
+	REPORT="$BATS_TEST_TMPDIR/py.json" run --separate-stderr shimmed "$POLICIES/cpython.policy" "$PY" -c "$PYPROG"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$plain" ]
+	f="$BATS_TEST_TMPDIR/py.json"
+	[ "$(jget "$f" "d['calls']['mmap64']")" -gt 10 ]
+	[ "$(rule_stat "$f" pymalloc-arenas matched)" -gt 10 ]
+	[ "$(rule_stat "$f" pymalloc-arenas prefaulted_bytes)" -gt 0 ]
+	[ "$(jget "$f" "d['faults']['in_prefault']")" -gt 1000 ]
+}
+
+@test "python3's exit status and stderr pass through the shim" {
+	[ -x "$PY" ] || skip "no /usr/bin/python3"
+	run --separate-stderr shimmed "$POLICIES/cpython.policy" "$PY" -c 'import sys; print("to err", file=sys.stderr); sys.exit(3)'
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "to err" ]
+}

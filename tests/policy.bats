@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# The policy language: what check accepts, and how bad input is named.
+load helpers
+
+@test "every shipped policy checks clean, one line per rule" {
+	for p in "$POLICIES"/*.policy; do
+		run --separate-stderr "$PF" check "$p"
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		rules=$(grep -c '^\[rule ' "$p" || true)
+		if [ "$rules" -gt 0 ]; then
+			[ "$(grep -c ': rule ' <<<"$output")" -eq "$rules" ]
+		fi
+	done
+}
+
+@test "shipped policies are found by name" {
+	run --separate-stderr "$PF" check cpython realtime streaming observe
+	[ "$status" -eq 0 ]
+	grep -q 'pymalloc-arenas' <<<"$output"
+}
+
+@test "the example in the documentation parses as documented" {
+	pol=$(policy doc <<-'EOF'
+	# policies/cpython.policy (example)
+	[global]
+	budget = 1G          # most bytes this process may prefault
+	report = stderr      # stderr | none | a path
+
+	[rule pymalloc-arenas]
+	call   = mmap        # mmap | malloc | any (default any)
+	size   = 256K..1M    # N, A..B (inclusive), >=N, <=N
+	map    = anon private   # any of anon file private shared; all must hold
+	prot   = rw          # the request must include these
+	caller = python3* libpython3*
+	program = *
+	action = populate
+	EOF
+	)
+	run --separate-stderr "$PF" check "$pol"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$pol: rule pymalloc-arenas: call=mmap size=256K..1M map=anon,private prot=rw caller=python3*,libpython3* program=* -> populate" ]
+}
+
+@test "size forms: N, A..B, >=N, <=N, >N, <N, any, with K M G T" {
+	for s in "4096" "256K..1M" "256K .. 1M" ">=2M" "<=1G" ">4K" "<1T" "any" "1t" "0..0"; do
+		pol=$(policy s <<<"[rule r]"$'\n'"size = $s"$'\n'"action = none")
+		run --separate-stderr "$PF" check "$pol"
+		echo "$s: $stderr"
+		[ "$status" -eq 0 ]
+	done
+}
+
+# Each malformed policy: its text, the line the error must name, and a word
+# the message must contain.
+bad_cases() {
+	cat <<-'EOF'
+	[rule r]\nsize = 12Q\naction = none|2|unknown suffix
+	[rule r]\nsize = 1M..256K\naction = none|2|empty
+	[rule r]\nsize = -5\naction = none|2|not a number
+	[rule r]\nsize = 99999999999999999999\naction = none|2|too large
+	[rule r]\nsize = 16777216T\naction = none|2|too large
+	[rule r]\nsize =\naction = none|2|no value
+	[rule r]\nsise = 1M\naction = none|2|unknown rule key 'sise'
+	[rule r]\naction = populate sometimes|2|unknown action 'sometimes'
+	[rule r]\naction = background|2|unknown action 'background'
+	[rule r]\naction = recycle|2|unknown action 'recycle'
+	[rule r]\nthreads = 2\naction = populate|2|unknown rule key 'threads'
+	[rule r]\naction = none populate|2|cannot be combined
+	[rule r]\ncall = brk\naction = none|2|unknown call 'brk'
+	[rule r]\nmap = anon file\naction = none|2|never match
+	[rule r]\nmap = anonymous\naction = none|2|unknown mapping kind
+	[rule r]\nprot = rwz\naction = none|2|bad prot
+	[rule r]\nprot = rr\naction = none|2|bad prot
+	[rule r]\ncaller = lib[abc\naction = none|2|unterminated
+	[rule r]\ncaller = /usr/lib/libfoo.so\naction = none|2|file names, not paths
+	[rule r]\nsize = 1M\nsize = 2M\naction = none|3|given twice
+	# a comment\n\n[rule r]\nsize = 1M|3|has no action
+	[rule r]\naction = none\n[rule r]\naction = none|3|defined twice
+	[rule bad name]\naction = none|1|bad rule name
+	[rule]\naction = none|1|needs a name
+	[rules r]\naction = none|1|unknown section
+	[global\nbudget = 1G|1|bad section header
+	budget = 1G|1|outside any section
+	[global]\nbudget = lots|2|bad size
+	[global]\nbudgett = 1G|2|unknown key 'budgett'
+	[global]\nmlockall = always|2|unknown mlockall mode
+	[global]\n[global]|2|given twice
+	[global]\nsize = 1M|2|unknown key 'size'
+	[rule r]\nbudget = 1G\naction = none|2|unknown rule key 'budget'
+	[rule r]\njust some words|2|expected 'key = value'
+	[rule r]\n= populate|2|missing key
+	[rule r]\ncall = malloc\naction = map-populate|1|mmap calls only
+	[rule r]\ncall = malloc\nmap = file\naction = populate|1|never match
+	EOF
+}
+
+@test "malformed policies: check names FILE:LINE and what is wrong, and exits 2" {
+	n=0
+	while IFS='|' read -r text line word; do
+		n=$((n + 1))
+		f="$BATS_TEST_TMPDIR/bad$n.policy"
+		printf '%b\n' "$text" >"$f"
+		run --separate-stderr "$PF" check "$f"
+		echo "case $n: $text -> $stderr"
+		[ "$status" -eq 2 ]
+		[[ "$stderr" == "$f:$line: "* ]]
+		[[ "$stderr" == *"$word"* ]]
+	done < <(bad_cases)
+	[ "$n" -ge 30 ]
+}
+
+@test "check reports every bad file, and the good ones, in one run" {
+	good=$(policy good <<<$'[rule r]\naction = none')
+	printf '[rule r]\nsize = 1X\naction = none\n' >"$BATS_TEST_TMPDIR/b1.policy"
+	printf '[global]\nreport\n' >"$BATS_TEST_TMPDIR/b2.policy"
+	run --separate-stderr "$PF" check "$BATS_TEST_TMPDIR/b1.policy" "$good" "$BATS_TEST_TMPDIR/b2.policy"
+	[ "$status" -eq 2 ]
+	grep -q "b1.policy:2: " <<<"$stderr"
+	grep -q "b2.policy:2: " <<<"$stderr"
+	grep -q "rule r" <<<"$output"
+}
+
+@test "a NUL byte or a missing file is an error, not a crash" {
+	printf '[rule r]\naction = none\0\n' >"$BATS_TEST_TMPDIR/nul.policy"
+	run --separate-stderr "$PF" check "$BATS_TEST_TMPDIR/nul.policy"
+	[ "$status" -eq 2 ]
+	grep -q "nul.policy:2: NUL byte" <<<"$stderr"
+	run --separate-stderr "$PF" check "$BATS_TEST_TMPDIR/absent.policy"
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$PF" check no-such-shipped-policy
+	[ "$status" -eq 2 ]
+	grep -q "shipped: " <<<"$stderr"
+}
+
+@test "run with a bad policy exits 2 and starts nothing" {
+	bad=$(policy bad <<<$'[rule r]\nsize = huge\naction = populate')
+	run --separate-stderr "$PF" run -p "$bad" -- touch "$BATS_TEST_TMPDIR/started"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "$bad:2: "* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/started" ]
+}
+
+@test "a bad policy under a bare LD_PRELOAD: one warning naming FILE:LINE, program unchanged" {
+	bad=$(policy bad <<<$'[global]\nbudget = 1G\n[rule r]\naction = sometimes')
+	REPORT=stderr run --separate-stderr shimmed "$bad" sh -c 'echo out; echo err >&2; exit 7'
+	[ "$status" -eq 7 ]
+	[ "$output" = "out" ]
+	[ "$(grep -c "^prefault: $bad:4: unknown action 'sometimes'" <<<"$stderr")" -eq 1 ]
+	[ "$(grep -c '^prefault' <<<"$stderr")" -eq 1 ]
+	grep -q '^err$' <<<"$stderr"
+	# unchanged: nothing populated
+	run --separate-stderr shimmed "$bad" "$PROBE" alloc mmap 4M
+	[ "$(kv resident "$output")" -eq 0 ]
+}
+
+@test "a missing policy file under a bare LD_PRELOAD warns and runs the program" {
+	run --separate-stderr shimmed "$BATS_TEST_TMPDIR/nope.policy" sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	grep -q "nope.policy: cannot read the policy" <<<"$stderr"
+}

@@ -1,0 +1,452 @@
+/* pfprobe: a small program whose memory behaviour the tests observe.
+ *
+ * Every subcommand prints key=value lines measured from the kernel's point
+ * of view (mincore residency, getrusage faults, /proc/self/status and smaps),
+ * so a test can assert what the shim really did to the process.
+ *
+ *   alloc ENTRY SIZE [file=PATH] [prot=r|rw|none] [noreserve] [shared]
+ *        ENTRY: mmap mmap64 malloc calloc realloc posix_memalign
+ *               aligned_alloc memalign valloc pvalloc
+ *        prints resident (of the page-aligned interior right after the call),
+ *        pages, touch_faults (faults while writing each page), zero (1 if
+ *        all bytes read as zero before the program wrote anything)
+ *   errno                 failing and succeeding calls, with errno
+ *   vmlck SIZE            mmap, then VmLck in kB
+ *   thp SIZE              mmap, then AnonHugePages of that mapping in kB
+ *   exit MODE CODE        MODE: _exit _Exit exit return
+ *   fork N                N children, each maps, touches, exits i+1
+ *   vfork                 vfork+_exit, then vfork+exec of /bin/true
+ *   exec PROG [ARGS]      map, then execv
+ *   file PATH SIZE        file mapping of a cold file: resident at once and
+ *                         after up to 2 s
+ *   keep N SIZE           map N regions of SIZE, touch, keep them
+ *   churn N SIZE          N times: mmap SIZE, touch every page, munmap
+ *   free N SIZE           N times: malloc SIZE, touch, free
+ *   threads T N SIZE      T threads, each N times: mmap or malloc SIZE, check
+ *                         residency and zero fill, scribble, release; prints
+ *                         bad= (blocks not resident or not zero)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static size_t pg;
+
+static size_t parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; break;
+	case 'M': case 'm': v <<= 20; break;
+	case 'G': case 'g': v <<= 30; break;
+	}
+	return (size_t)v;
+}
+
+static long thread_faults(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_minflt + ru.ru_majflt;
+}
+
+static size_t resident(void *p, size_t len)
+{
+	unsigned char vec[1 << 16];
+	size_t n = len / pg, i, r = 0;
+	if (n == 0 || n > sizeof vec)
+		return 0;
+	if (mincore(p, len, vec) != 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		r += vec[i] & 1;
+	return r;
+}
+
+static void interior(void *p, size_t size, char **s, size_t *len)
+{
+	uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+	uintptr_t b = ((uintptr_t)p + size) & ~(pg - 1);
+	*s = (char *)a;
+	*len = b > a ? b - a : 0;
+}
+
+static int cmd_alloc(int argc, char **argv)
+{
+	const char *entry = argv[2], *file = NULL;
+	size_t size = parse_size(argv[3]), len, i, res;
+	int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE | MAP_ANONYMOUS, fd = -1, a, zero = 1;
+	void *p = NULL;
+	char *s;
+	long f0;
+	for (a = 4; a < argc; a++) {
+		if (!strncmp(argv[a], "file=", 5))
+			file = argv[a] + 5;
+		else if (!strcmp(argv[a], "prot=r"))
+			prot = PROT_READ;
+		else if (!strcmp(argv[a], "prot=none"))
+			prot = PROT_NONE;
+		else if (!strcmp(argv[a], "noreserve"))
+			flags |= MAP_NORESERVE;
+		else if (!strcmp(argv[a], "shared"))
+			flags = (flags & ~MAP_PRIVATE) | MAP_SHARED;
+	}
+	if (file) {
+		fd = open(file, O_RDWR);
+		if (fd < 0) {
+			perror(file);
+			return 1;
+		}
+		flags &= ~MAP_ANONYMOUS;
+	}
+	if (!strcmp(entry, "mmap"))
+		p = mmap(NULL, size, prot, flags, fd, 0);
+	else if (!strcmp(entry, "mmap64"))
+		p = mmap64(NULL, size, prot, flags, fd, 0);
+	else if (!strcmp(entry, "malloc"))
+		p = malloc(size);
+	else if (!strcmp(entry, "calloc"))
+		p = calloc(size / 16, 16);
+	else if (!strcmp(entry, "realloc")) {
+		p = malloc(size / 8);
+		if (p)
+			memset(p, 0, size / 8);
+		p = realloc(p, size);
+		/* only the grown part is ours to judge: the start was written */
+	} else if (!strcmp(entry, "posix_memalign")) {
+		if (posix_memalign(&p, 64, size))
+			p = NULL;
+	} else if (!strcmp(entry, "aligned_alloc"))
+		p = aligned_alloc(4096, size);
+	else if (!strcmp(entry, "memalign"))
+		p = memalign(4096, size);
+	else if (!strcmp(entry, "valloc"))
+		p = valloc(size);
+	else if (!strcmp(entry, "pvalloc"))
+		p = pvalloc(size);
+	else {
+		fprintf(stderr, "unknown entry %s\n", entry);
+		return 2;
+	}
+	if (!p || p == MAP_FAILED) {
+		printf("failed errno=%d\n", errno);
+		return 1;
+	}
+	interior(p, size, &s, &len);
+	if (!strcmp(entry, "realloc")) { /* judge the grown part only */
+		char *g = (char *)p + size / 8;
+		interior(g, size - size / 8, &s, &len);
+	}
+	res = resident(s, len);
+	if (prot == PROT_NONE) {
+		printf("resident=%zu pages=%zu\n", res, len / pg);
+		return 0;
+	}
+	f0 = thread_faults();
+	if (prot & PROT_WRITE) {
+		for (i = 0; i < len; i += pg)
+			((volatile char *)s)[i] = ((volatile char *)s)[i];
+	} else {
+		for (i = 0; i < len; i += pg)
+			(void)((volatile char *)s)[i];
+	}
+	f0 = thread_faults() - f0;
+	if (!file && strcmp(entry, "malloc") && strcmp(entry, "realloc") && strcmp(entry, "posix_memalign") &&
+	    strcmp(entry, "aligned_alloc") && strcmp(entry, "memalign") && strcmp(entry, "valloc") &&
+	    strcmp(entry, "pvalloc")) {
+		for (i = 0; i < size; i++)
+			if (((volatile char *)p)[i]) {
+				zero = 0;
+				break;
+			}
+	} else {
+		zero = -1; /* not defined for this entry */
+	}
+	printf("resident=%zu pages=%zu touch_faults=%ld zero=%d\n", res, len / pg, f0, zero);
+	return 0;
+}
+
+#define SHOW(name, expr) do { long r_; errno = 0; r_ = (long)(expr); printf("%s ret=%ld errno=%d\n", name, r_, errno); } while (0)
+
+static int cmd_errno(void)
+{
+	void *p, *q;
+	int r;
+	volatile size_t big = SIZE_MAX / 2; /* opaque, so the compiler does not object */
+	SHOW("mmap-badflags", mmap(NULL, 4096, PROT_READ, MAP_ANONYMOUS, -1, 0) == MAP_FAILED);
+	SHOW("mmap-zero", mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED);
+	SHOW("mmap-badfd", mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 12345, 0) == MAP_FAILED);
+	SHOW("mmap-huge", mmap(NULL, (size_t)1 << 62, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED);
+	SHOW("mmap64-badflags", mmap64(NULL, 4096, PROT_READ, MAP_ANONYMOUS, -1, 0) == MAP_FAILED);
+	SHOW("munmap-unaligned", munmap((void *)1, 4096));
+	SHOW("mremap-bad", mremap((void *)1, 4096, 8192, 0) == MAP_FAILED);
+	SHOW("malloc-huge", malloc(SIZE_MAX / 2) == NULL);
+	SHOW("calloc-overflow", calloc(big, 4) == NULL);
+	SHOW("realloc-huge", ({ void *m = malloc(16); void *n = realloc(m, SIZE_MAX / 2); int f = n == NULL; free(n ? n : m); f; }));
+	errno = 0;
+	r = posix_memalign(&p, 3, 64);
+	printf("posix_memalign-badalign ret=%d errno=%d\n", r, errno);
+	SHOW("aligned_alloc-badalign", aligned_alloc(3, 64) == NULL);
+	SHOW("memalign-huge", memalign(64, SIZE_MAX / 2) == NULL);
+	/* Success must leave errno alone. */
+	errno = 4242;
+	p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	printf("mmap-ok keeps errno=%d\n", errno);
+	errno = 4242;
+	munmap(p, 1 << 20);
+	printf("munmap-ok keeps errno=%d\n", errno);
+	errno = 4242;
+	q = malloc(1 << 20);
+	printf("malloc-ok keeps errno=%d\n", errno);
+	errno = 4242;
+	free(q);
+	printf("free keeps errno=%d\n", errno);
+	errno = 4242;
+	q = calloc(1, 1 << 20);
+	q = realloc(q, 2 << 20);
+	free(q);
+	printf("calloc-realloc-ok keeps errno=%d\n", errno);
+	return 0;
+}
+
+static long status_kb(const char *key)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, key, strlen(key)))
+			v = atol(line + strlen(key) + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static long smaps_field(void *addr, const char *key)
+{
+	char line[512];
+	long v = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+	uintptr_t a = (uintptr_t)addr;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			in = a >= lo && a < hi;
+			continue;
+		}
+		if (in && !strncmp(line, key, strlen(key))) {
+			v = atol(line + strlen(key) + 1);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static void *map_touch(size_t size)
+{
+	size_t i;
+	char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	for (i = 0; i < size; i += pg)
+		p[i] = 1;
+	return p;
+}
+
+static int cmd_file(const char *path, size_t size)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644), i;
+	char buf[65536];
+	size_t done = 0, r0;
+	void *p;
+	memset(buf, 'x', sizeof buf);
+	while (done < size) {
+		size_t n = size - done < sizeof buf ? size - done : sizeof buf;
+		if (write(fd, buf, n) != (ssize_t)n)
+			return 1;
+		done += n;
+	}
+	fsync(fd);
+	posix_fadvise(fd, 0, (off_t)size, POSIX_FADV_DONTNEED); /* make it cold */
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return 1;
+	r0 = resident(p, size);
+	for (i = 0; i < 200 && resident(p, size) < size / pg; i++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	printf("resident_at_once=%zu resident_later=%zu pages=%zu\n", r0, resident(p, size), size / pg);
+	return 0;
+}
+
+static size_t th_size;
+static int th_n, th_bad;
+
+static void *th_main(void *arg)
+{
+	int i;
+	size_t k;
+	for (i = 0; i < th_n; i++) {
+		int use_malloc = (i + (int)(intptr_t)arg) & 1;
+		char *p = use_malloc ? malloc(th_size)
+		                     : mmap(NULL, th_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *s;
+		size_t len;
+		if (!p || p == MAP_FAILED) {
+			__atomic_fetch_add(&th_bad, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		interior(p, th_size, &s, &len);
+		if (resident(s, len) != len / pg)
+			__atomic_fetch_add(&th_bad, 1, __ATOMIC_RELAXED);
+		if (!use_malloc)
+			for (k = 0; k < th_size; k += 64)
+				if (p[k]) {
+					__atomic_fetch_add(&th_bad, 1, __ATOMIC_RELAXED);
+					break;
+				}
+		memset(p, 0x5a, th_size);
+		if (use_malloc)
+			free(p);
+		else
+			munmap(p, th_size);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pg = (size_t)sysconf(_SC_PAGESIZE);
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "usage: pfprobe COMMAND ...\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "alloc") && argc >= 4)
+		return cmd_alloc(argc, argv);
+	if (!strcmp(argv[1], "errno"))
+		return cmd_errno();
+	if (!strcmp(argv[1], "vmlck") && argc >= 3) {
+		void *p = mmap(NULL, parse_size(argv[2]), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		printf("vmlck_kb=%ld mapped=%d\n", status_kb("VmLck:"), p != MAP_FAILED);
+		return 0;
+	}
+	if (!strcmp(argv[1], "thp") && argc >= 3) {
+		size_t size = parse_size(argv[2]);
+		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		printf("anon_huge_kb=%ld resident=%zu pages=%zu\n", smaps_field(p, "AnonHugePages:"), resident(p, size), size / pg);
+		return 0;
+	}
+	if (!strcmp(argv[1], "exit") && argc >= 4) {
+		int code = atoi(argv[3]);
+		map_touch(1 << 20);
+		if (!strcmp(argv[2], "_exit"))
+			_exit(code);
+		if (!strcmp(argv[2], "_Exit"))
+			_Exit(code);
+		if (!strcmp(argv[2], "exit"))
+			exit(code);
+		return code;
+	}
+	if (!strcmp(argv[1], "fork") && argc >= 3) {
+		int n = atoi(argv[2]), i, st, sum = 0;
+		for (i = 0; i < n; i++) {
+			pid_t c = fork();
+			if (c == 0) {
+				map_touch(1 << 20);
+				exit(i + 1);
+			}
+		}
+		for (i = 0; i < n; i++)
+			if (wait(&st) > 0 && WIFEXITED(st))
+				sum += WEXITSTATUS(st);
+		printf("children=%d status_sum=%d\n", n, sum);
+		return 0;
+	}
+	if (!strcmp(argv[1], "vfork")) {
+		int st;
+		pid_t c = vfork();
+		if (c == 0)
+			_exit(7);
+		waitpid(c, &st, 0);
+		printf("vfork_exit=%d\n", WEXITSTATUS(st));
+		c = vfork();
+		if (c == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		waitpid(c, &st, 0);
+		printf("vfork_exec=%d\n", WEXITSTATUS(st));
+		return 0;
+	}
+	if (!strcmp(argv[1], "exec") && argc >= 3) {
+		map_touch(1 << 20);
+		execv(argv[2], argv + 2);
+		perror(argv[2]);
+		return 127;
+	}
+	if (!strcmp(argv[1], "file") && argc >= 4)
+		return cmd_file(argv[2], parse_size(argv[3]));
+	if (!strcmp(argv[1], "keep") && argc >= 4) {
+		int n = atoi(argv[2]), i, ok = 0;
+		for (i = 0; i < n; i++)
+			ok += map_touch(parse_size(argv[3])) != NULL;
+		printf("kept=%d\n", ok);
+		return 0;
+	}
+	if (!strcmp(argv[1], "churn") && argc >= 4) {
+		int n = atoi(argv[2]), i;
+		size_t size = parse_size(argv[3]);
+		long f0 = thread_faults();
+		for (i = 0; i < n; i++) {
+			void *p = map_touch(size);
+			munmap(p, size);
+		}
+		printf("churn_faults=%ld\n", thread_faults() - f0);
+		return 0;
+	}
+	if (!strcmp(argv[1], "free") && argc >= 4) {
+		int n = atoi(argv[2]), i;
+		size_t size = parse_size(argv[3]), k;
+		for (i = 0; i < n; i++) {
+			char *p = malloc(size);
+			for (k = 0; k < size; k += pg)
+				p[k] = 1;
+			free(p);
+		}
+		printf("freed=%d\n", n);
+		return 0;
+	}
+	if (!strcmp(argv[1], "threads") && argc >= 5) {
+		int t = atoi(argv[2]), i;
+		pthread_t tid[64];
+		th_n = atoi(argv[3]);
+		th_size = parse_size(argv[4]);
+		if (t > 64)
+			t = 64;
+		for (i = 0; i < t; i++)
+			pthread_create(&tid[i], NULL, th_main, (void *)(intptr_t)i);
+		for (i = 0; i < t; i++)
+			pthread_join(tid[i], NULL);
+		printf("threads=%d bad=%d\n", t, th_bad);
+		return 0;
+	}
+	fprintf(stderr, "pfprobe: bad command\n");
+	return 2;
+}
