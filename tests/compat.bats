@@ -62,3 +62,18 @@ print(len(blob), sum(len(v) for v in back.values()))
 	[ "$status" -eq 3 ]
 	[ "$stderr" = "to err" ]
 }
+
+@test "calls that arrive before the shim's constructor are handled (lazy start from any entry point)" {
+	pol=$(populate_all)
+	# Preloaded after the shim, libstack's constructor runs first (ld.so
+	# initialises the later object first) and maps and allocates 4 MiB.
+	order=$(LD_DEBUG=files LD_PRELOAD="$SHIM:$STACKLIB" PREFAULT_REPORT=none /bin/true 2>&1 | sed -n 's/.*calling init: //p' | grep -E 'libstack|libprefault' | tr '\n' ' ')
+	[[ "$order" == *libstack.so*libprefault.so* ]]
+	LD_PRELOAD="$SHIM:$STACKLIB" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none run --separate-stderr "$PROBE" keep 0 1M
+	[ "$status" -eq 0 ]
+	[ "$(kv early_map_resident "$stderr")" -eq 1024 ]
+	[ "$(kv early_malloc_resident "$stderr")" -ge 1023 ]
+	# and without the shim they are not resident: the test can fail
+	LD_PRELOAD="$STACKLIB" run --separate-stderr "$PROBE" keep 0 1M
+	[ "$(kv early_map_resident "$stderr")" -eq 0 ]
+}

@@ -1,7 +1,11 @@
 /* libstack.so: a second preloaded library for stacking tests.  It wraps
  * mmap, mmap64 and malloc by forwarding to RTLD_NEXT, counts the calls it
  * saw, and says so at exit, so a test can check that both it and the shim
- * saw the program's calls, in either preload order. */
+ * saw the program's calls, in either preload order.
+ *
+ * Its constructor maps 4 MiB and mallocs 4 MiB and records how much of each
+ * was resident when the call returned: preloaded after the shim, it runs
+ * before the shim's constructor, so this shows calls arriving early. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,10 +53,37 @@ void *malloc(size_t n)
 	return next(n);
 }
 
+static size_t early_map_res, early_malloc_res;
+int libstack_ctor_ran;
+
+static size_t resident(char *p, size_t len)
+{
+	static unsigned char vec[1024];
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), n, i, r = 0;
+	char *a = (char *)(((unsigned long)p + pg - 1) & ~(pg - 1));
+	len -= (size_t)(a - p);
+	n = len / pg;
+	if (n > sizeof vec || mincore(a, n * pg, vec))
+		return 0;
+	for (i = 0; i < n; i++)
+		r += vec[i] & 1;
+	return r;
+}
+
+__attribute__((constructor)) static void early_calls(void)
+{
+	char *m = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *b = malloc(4 << 20);
+	early_map_res = m == MAP_FAILED ? 0 : resident(m, 4 << 20);
+	early_malloc_res = b ? resident(b, 4 << 20) : 0;
+	libstack_ctor_ran = 1;
+}
+
 __attribute__((destructor)) static void report(void)
 {
-	char buf[128];
-	int n = snprintf(buf, sizeof buf, "libstack: mmap=%lu malloc=%lu\n", n_mmap, n_malloc);
+	char buf[160];
+	int n = snprintf(buf, sizeof buf, "libstack: mmap=%lu malloc=%lu early_map_resident=%zu early_malloc_resident=%zu\n",
+	                 n_mmap, n_malloc, early_map_res, early_malloc_res);
 	if (write(2, buf, (size_t)n) < 0)
 		return;
 }
