@@ -164,8 +164,10 @@ static int p_call(struct ctx *c, struct word *w, int nw)
 			m |= CALL_MALLOC;
 		else if (weq(&w[i], "any"))
 			m |= CALL_ANY;
+		else if (weq(&w[i], "stack"))
+			m |= CALL_STACK;
 		else
-			return fail_word(c, "unknown call ", &w[i], " (expected mmap, malloc or any)");
+			return fail_word(c, "unknown call ", &w[i], " (expected mmap, malloc, stack or any)");
 	}
 	c->rule->calls = m;
 	return 0;
@@ -304,9 +306,10 @@ static int p_program(struct ctx *c, struct word *w, int nw) { return add_globs(c
 static const struct { const char *s; unsigned bit; } action_words[] = {
 	{ "none", A_NONE }, { "populate", A_POPULATE }, { "map-populate", A_MAP_POPULATE },
 	{ "willneed", A_WILLNEED }, { "lock", A_LOCK }, { "hugepage", A_HUGEPAGE },
+	{ "background", A_BACKGROUND },
 };
 #define N_ACTIONS (sizeof action_words / sizeof action_words[0])
-#define ACTION_LIST "none, populate, map-populate, willneed, lock or hugepage"
+#define ACTION_LIST "none, populate, map-populate, willneed, lock, hugepage or background"
 
 static int p_action(struct ctx *c, struct word *w, int nw)
 {
@@ -327,6 +330,49 @@ static int p_action(struct ctx *c, struct word *w, int nw)
 	return 0;
 }
 
+/* A whole number in [lo, hi], strictly. */
+static int count_word(struct ctx *c, struct word *w, int nw, const char *key, unsigned lo, unsigned hi, unsigned *out)
+{
+	uint64_t v = 0;
+	size_t i;
+	char msg[96];
+	struct sbuf sb;
+	sb_init(&sb, msg, sizeof msg, -1);
+	sb_str(&sb, key);
+	sb_str(&sb, " takes a whole number from ");
+	sb_u64(&sb, lo);
+	sb_str(&sb, " to ");
+	sb_u64(&sb, hi);
+	sb_cstr(&sb);
+	if (nw != 1 || w[0].n == 0 || w[0].n > 6)
+		return fail(c, c->line, msg, NULL, NULL);
+	for (i = 0; i < w[0].n; i++) {
+		if (w[0].s[i] < '0' || w[0].s[i] > '9')
+			return fail(c, c->line, msg, NULL, NULL);
+		v = v * 10 + (uint64_t)(w[0].s[i] - '0');
+	}
+	if (v < lo || v > hi)
+		return fail(c, c->line, msg, NULL, NULL);
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int one_size(struct ctx *c, struct word *w, int nw, const char *key, uint64_t lo, uint64_t *out)
+{
+	if (nw != 1)
+		return fail(c, c->line, key, " takes one size, like 2M", NULL);
+	if (size_word(c, w[0].s, w[0].n, out))
+		return -1;
+	if (*out < lo)
+		return fail(c, c->line, key, " is too small", NULL);
+	return 0;
+}
+
+static int p_workers(struct ctx *c, struct word *w, int nw) { return count_word(c, w, nw, "workers", 1, 64, &c->pol->workers); }
+static int p_threads(struct ctx *c, struct word *w, int nw) { return count_word(c, w, nw, "threads", 1, 64, &c->rule->threads); }
+static int p_chunk(struct ctx *c, struct word *w, int nw) { return one_size(c, w, nw, "chunk", 64 << 10, &c->rule->chunk); }
+static int p_depth(struct ctx *c, struct word *w, int nw) { return one_size(c, w, nw, "depth", 4 << 10, &c->rule->depth); }
+
 enum { SEC_GLOBAL = 1, SEC_RULE = 2 };
 static const struct key {
 	const char *name;
@@ -336,6 +382,7 @@ static const struct key {
 	{ "budget", SEC_GLOBAL, p_budget },
 	{ "report", SEC_GLOBAL, p_report },
 	{ "mlockall", SEC_GLOBAL, p_mlockall },
+	{ "workers", SEC_GLOBAL, p_workers },
 	{ "call", SEC_RULE, p_call },
 	{ "size", SEC_RULE, p_size },
 	{ "map", SEC_RULE, p_map },
@@ -343,10 +390,13 @@ static const struct key {
 	{ "caller", SEC_RULE, p_caller },
 	{ "program", SEC_RULE, p_program },
 	{ "action", SEC_RULE, p_action },
+	{ "threads", SEC_RULE, p_threads },
+	{ "chunk", SEC_RULE, p_chunk },
+	{ "depth", SEC_RULE, p_depth },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
-#define GLOBAL_KEYS "budget, report, mlockall"
-#define RULE_KEYS "call, size, map, prot, caller, program, action"
+#define GLOBAL_KEYS "budget, report, mlockall, workers"
+#define RULE_KEYS "call, size, map, prot, caller, program, action, threads, chunk, depth"
 
 /* Checks that need the whole rule, reported at its header line. */
 static int finish_rule(struct ctx *c)
@@ -362,6 +412,24 @@ static int finish_rule(struct ctx *c)
 		return fail(c, r->line, "rule '", r->name, "' can never match: malloc blocks are anon private memory");
 	if (r->calls == CALL_MALLOC && (r->prot_req & (PK_EXEC | PK_NONE)))
 		return fail(c, r->line, "rule '", r->name, "' can never match: malloc blocks are read-write");
+	if ((r->actions & A_BACKGROUND) && (r->actions & (A_POPULATE | A_MAP_POPULATE)))
+		return fail(c, r->line, "rule '", r->name, "': background populates later, populate now: choose one");
+	if (r->threads && !(r->actions & A_POPULATE))
+		return fail(c, r->line, "rule '", r->name, "': threads applies to populate (for background, set workers in [global])");
+	if (r->chunk && !(r->actions & A_BACKGROUND))
+		return fail(c, r->line, "rule '", r->name, "': chunk applies to background");
+	if (r->calls & CALL_STACK) {
+		if (r->calls != CALL_STACK)
+			return fail(c, r->line, "rule '", r->name, "': call = stack cannot be combined with other calls");
+		if (!r->depth)
+			return fail(c, r->line, "rule '", r->name, "': call = stack needs depth (how much of each stack to prefault)");
+		if (r->map_req || r->prot_req)
+			return fail(c, r->line, "rule '", r->name, "': map and prot do not apply to call = stack");
+		if (r->actions & ~(unsigned)(A_POPULATE | A_NONE))
+			return fail(c, r->line, "rule '", r->name, "': call = stack takes action populate (or none)");
+	} else if (r->depth) {
+		return fail(c, r->line, "rule '", r->name, "': depth applies to call = stack");
+	}
 	return 0;
 }
 
@@ -579,4 +647,16 @@ void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struc
 	describe_globs(sb, pol, " program=", r->program, r->nprogram);
 	sb_str(sb, " -> ");
 	describe_bits(sb, r->actions, act, 8);
+	if (r->threads) {
+		sb_str(sb, " threads=");
+		sb_u64(sb, r->threads);
+	}
+	if (r->chunk) {
+		sb_str(sb, " chunk=");
+		sb_size_exact(sb, r->chunk);
+	}
+	if (r->depth) {
+		sb_str(sb, " depth=");
+		sb_size_exact(sb, r->depth);
+	}
 }

@@ -63,9 +63,20 @@ bad_cases() {
 	[rule r]\nsize =\naction = none|2|no value
 	[rule r]\nsise = 1M\naction = none|2|unknown rule key 'sise'
 	[rule r]\naction = populate sometimes|2|unknown action 'sometimes'
-	[rule r]\naction = background|2|unknown action 'background'
 	[rule r]\naction = recycle|2|unknown action 'recycle'
-	[rule r]\nthreads = 2\naction = populate|2|unknown rule key 'threads'
+	[rule r]\nthreads = 2\naction = willneed|1|threads applies to populate
+	[rule r]\nthreads = 0\naction = populate|2|threads takes a whole number from 1 to 64
+	[rule r]\nthreads = 2x\naction = populate|2|threads takes a whole number
+	[rule r]\nthreads = 65\naction = populate|2|from 1 to 64
+	[rule r]\naction = populate background|1|choose one
+	[rule r]\nchunk = 2M\naction = populate|1|chunk applies to background
+	[rule r]\nchunk = 4K\naction = background|2|chunk is too small
+	[rule r]\ncall = stack\naction = populate|1|needs depth
+	[rule r]\ncall = stack mmap\ndepth = 64K\naction = populate|1|cannot be combined
+	[rule r]\ncall = stack\ndepth = 64K\nmap = anon\naction = populate|1|do not apply
+	[rule r]\ncall = stack\ndepth = 64K\naction = hugepage|1|takes action populate
+	[rule r]\ndepth = 64K\naction = populate|1|depth applies to call = stack
+	[global]\nworkers = many|2|workers takes a whole number
 	[rule r]\naction = none populate|2|cannot be combined
 	[rule r]\ncall = brk\naction = none|2|unknown call 'brk'
 	[rule r]\nmap = anon file\naction = none|2|never match
