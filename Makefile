@@ -37,7 +37,8 @@ say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
 SHIM_SRC := shim/init.c shim/interpose.c shim/match.c shim/os.c shim/policy.c shim/glob.c \
-            shim/prefault.c shim/regions.c shim/report.c shim/sbuf.c shim/stats.c
+            shim/prefault.c shim/regions.c shim/report.c shim/sbuf.c shim/stats.c \
+            shim/worker.c shim/pool.c shim/stack.c
 PURE_SRC := shim/policy.c shim/glob.c shim/sbuf.c
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/libstack.so
@@ -98,7 +99,8 @@ $(BUILD)/bench/%: bench/%.c
 	$(Q)$(CC) -O2 -g -Wall -D_GNU_SOURCE -fno-builtin -o $@ $< -lpthread
 
 # Benchmarks: timings live here, never in tests.  Figures in BENCHMARKS.md.
-bench: all $(BUILD)/bench/overhead
+bench: all $(BUILD)/bench/overhead $(BUILD)/bench/large
+	$(Q)sh bench/large.sh $(BUILD) 5 512
 	$(Q)sh bench/overhead.sh $(BUILD) 31 3000 touch
 	$(Q)sh bench/overhead.sh $(BUILD) 21 200000 calls
 	$(Q)sh bench/overhead.sh $(BUILD) 21 5000000 malloc

@@ -23,7 +23,9 @@
 #include "regions.h"
 #include "report.h"
 #include "sbuf.h"
+#include "stack.h"
 #include "stats.h"
+#include "worker.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -312,11 +314,13 @@ static void atfork_prepare(void)
 {
 	match_lock();
 	regions_lock_all();
+	worker_lock();
 	stats_lock();
 }
 static void atfork_parent(void)
 {
 	stats_unlock();
+	worker_unlock();
 	regions_unlock_all();
 	match_unlock();
 }
@@ -327,6 +331,8 @@ static void atfork_child(void)
 	 * parent's, copied. */
 	regions_reset();
 	match_reset_lock();
+	worker_fork_child();
+	pool_fork_child();
 	stats_reset();
 	__atomic_store_n(&reported, 0, __ATOMIC_RELAXED);
 	start_counting();
@@ -406,6 +412,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 	stats_thread_init();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	shim_guard--;
+	stack_main();
 }
 
 __attribute__((destructor)) static void shim_dtor(void) { shim_report(); }

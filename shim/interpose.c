@@ -14,6 +14,7 @@
 #include "match.h"
 #include "prefault.h"
 #include "regions.h"
+#include "stack.h"
 #include "stats.h"
 #include <errno.h>
 #include <malloc.h>
@@ -47,16 +48,21 @@ static void *wrap_mmap(enum entry e, enum real_id rid, void *addr, size_t len, i
 	rq.call = CALL_MMAP;
 	rq.len = len;
 	rq.off = off;
+	rq.hint = addr;
 	rq.ret = ret;
 	match_classify_mmap(&rq, prot, flags, fd);
 	pl.extra_flags = 0;
+	pl.align_huge = 0;
 	shim_guard++;
 	if (len >= match_min_size[0] && (rule = match_request(&rq)) >= 0)
 		pf_plan(&rq, rule, &pl);
 	if (flags & MAP_FIXED) /* whatever was there goes away */
 		pf_unmapped(addr, PAGE_UP(len));
 	shim_guard--;
-	p = f(addr, len, prot, flags | pl.extra_flags, fd, off);
+	if (pl.align_huge)
+		p = pf_mmap_huge(f, len, prot, flags, fd, off);
+	else
+		p = f(addr, len, prot, flags | pl.extra_flags, fd, off);
 	err = errno;
 	shim_guard++;
 	if (p == MAP_FAILED) {
@@ -123,6 +129,60 @@ EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 	return f(old, oldlen, newlen, flags, new_addr);
 }
 
+EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+	mprotect_fn f = (mprotect_fn)real_fn(R_MPROTECT);
+	if (unlikely(!f))
+		return (int)syscall(SYS_mprotect, addr, len, prot);
+	if (shim_on()) {
+		stats_call(E_MPROTECT);
+		shim_guard++;
+		pf_reprotected(addr, PAGE_UP(len));
+		shim_guard--;
+	}
+	return f(addr, len, prot);
+}
+
+EXPORT int madvise(void *addr, size_t len, int advice)
+{
+	madvise_fn f = (madvise_fn)real_fn(R_MADVISE);
+	if (unlikely(!f))
+		return sys_madvise(addr, len, advice);
+	if (shim_on()) {
+		stats_call(E_MADVISE);
+		/* Memory the program gives back: nothing queued there should be
+		 * populated again, and its charge comes back. */
+		if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE) {
+			shim_guard++;
+			pf_unmapped(addr, PAGE_UP(len));
+			shim_guard--;
+		}
+	}
+	return f(addr, len, advice);
+}
+
+/* ---- threads ---- */
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	pthread_create_fn f = (pthread_create_fn)real_fn(R_PTHREAD_CREATE);
+	int wrapped = 0, r;
+	if (unlikely(!f))
+		return EAGAIN;
+	if (shim_on()) {
+		stats_call(E_PTHREAD_CREATE);
+		shim_guard++;
+		wrapped = stack_wrap(&fn, &arg, attr, RET);
+		shim_guard--;
+	}
+	r = f(t, attr, fn, arg);
+	if (r != 0 && wrapped)
+		stack_unwrap(arg);
+	return r;
+}
+
 /* ---- malloc family ---- */
 
 /* A block came back from the allocator: count it and act on its
@@ -140,16 +200,7 @@ static void after_alloc(enum entry e, void *p, size_t size, const void *ret)
 	}
 	err = errno;
 	shim_guard++;
-	rq.entry = e;
-	rq.call = CALL_MALLOC;
-	rq.len = size;
-	rq.mk = MK_ANON | MK_PRIVATE;
-	rq.pk = PK_READ | PK_WRITE;
-	rq.prot = PROT_READ | PROT_WRITE;
-	rq.flags = MAP_PRIVATE | MAP_ANONYMOUS;
-	rq.fd = -1;
-	rq.off = 0;
-	rq.ret = ret;
+	match_anon_request(&rq, e, CALL_MALLOC, size, ret);
 	rule = match_request(&rq);
 	if (rule < 0) {
 		stats_unmatched(1, size);

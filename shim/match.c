@@ -156,6 +156,21 @@ const char *match_object_name(const void *addr)
 	return o < 0 ? "?" : objs[o].name;
 }
 
+void match_anon_request(struct request *rq, int entry, unsigned call, size_t len, const void *ret)
+{
+	rq->entry = entry;
+	rq->call = call;
+	rq->len = len;
+	rq->mk = MK_ANON | MK_PRIVATE;
+	rq->pk = PK_READ | PK_WRITE;
+	rq->prot = PROT_READ | PROT_WRITE;
+	rq->flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	rq->fd = -1;
+	rq->off = 0;
+	rq->hint = NULL;
+	rq->ret = ret;
+}
+
 void match_classify_mmap(struct request *rq, int prot, int flags, int fd)
 {
 	unsigned mk = 0, pk = 0;

@@ -20,6 +20,7 @@ struct request {
 	unsigned pk;        /* PK_* */
 	int prot, flags, fd;
 	off_t off;
+	const void *hint;   /* the address argument of mmap */
 	const void *ret;    /* return address in the calling object */
 };
 
@@ -29,6 +30,8 @@ void match_setup(const struct policy *pol, const char *argv0_base, const char *e
 extern uint64_t match_min_size[2]; /* [0] mmap, [1] malloc */
 extern int match_nrules;
 int match_request(const struct request *rq);
+/* A request for anonymous private read-write memory (malloc blocks, stacks). */
+void match_anon_request(struct request *rq, int entry, unsigned call, size_t len, const void *ret);
 /* Describe mmap arguments as MK_* / PK_* bits. */
 void match_classify_mmap(struct request *rq, int prot, int flags, int fd);
 /* fork: hold the object table's lock across it. */

@@ -3,6 +3,7 @@
 #include "regions.h"
 #include "sbuf.h"
 #include "stats.h"
+#include "worker.h"
 #include <string.h>
 
 /* What the report prints: the globals plus every live thread's block.
@@ -48,7 +49,7 @@ static void json_kv(struct sbuf *sb, const char *k, uint64_t v, int comma)
 	sb_u64(sb, v);
 }
 
-static void json_rule(struct sbuf *sb, const char *name, const struct rule_stats *rs)
+static void json_rule(struct sbuf *sb, const char *name, const struct rule_stats *rs, int rule)
 {
 	int k;
 	sb_str(sb, "{\"name\":");
@@ -63,7 +64,19 @@ static void json_rule(struct sbuf *sb, const char *name, const struct rule_stats
 	sb_str(sb, ",\"skipped_by\":{");
 	for (k = 0; k < SK_COUNT; k++)
 		json_kv(sb, skip_names[k], st_get(&rs->skipped[k]), k > 0);
-	sb_str(sb, "},");
+	sb_str(sb, "}");
+	if (rule >= 0) {
+		sb_str(sb, ",\"background\":{");
+		json_kv(sb, "queued_bytes", rs->queued_bytes, 0);
+		json_kv(sb, "populated_bytes", rs->background_bytes, 1);
+		json_kv(sb, "program_first_bytes", rs->program_first_bytes, 1);
+		json_kv(sb, "cancelled_bytes", rs->cancelled_bytes, 1);
+		json_kv(sb, "left_bytes", worker_left_bytes(rule), 1);
+		sb_chr(sb, '}');
+		json_kv(sb, "huge_bytes", rs->huge_bytes, 1);
+		json_kv(sb, "small_fallbacks", rs->small_fallbacks, 1);
+	}
+	sb_chr(sb, ',');
 	json_sizes(sb, &rs->sizes);
 	sb_chr(sb, '}');
 }
@@ -102,12 +115,12 @@ static void write_json(struct sbuf *sb, const struct proc_info *pi, const struct
 	for (i = 0; pol && i < pol->nrules; i++) {
 		if (i)
 			sb_chr(sb, ',');
-		json_rule(sb, pol->rules[i].name, &snap.rules[i]);
+		json_rule(sb, pol->rules[i].name, &snap.rules[i], i);
 	}
 	sb_str(sb, "],\"unmatched\":{\"mmap\":");
-	json_rule(sb, "mmap", &snap.unmatched[0]);
+	json_rule(sb, "mmap", &snap.unmatched[0], -1);
 	sb_str(sb, ",\"malloc\":");
-	json_rule(sb, "malloc", &snap.unmatched[1]);
+	json_rule(sb, "malloc", &snap.unmatched[1], -1);
 	sb_str(sb, "},\"notes\":[");
 	for (i = 0, first = 1; i < N_COUNT; i++) {
 		if (!(snap.notes & (1ull << i)))
@@ -120,9 +133,9 @@ static void write_json(struct sbuf *sb, const struct proc_info *pi, const struct
 	sb_str(sb, "]}\n");
 }
 
-static void text_rule(struct sbuf *sb, const char *name, const struct rule_stats *rs)
+static void text_rule(struct sbuf *sb, const char *name, const struct rule_stats *rs, int rule)
 {
-	uint64_t sk = sum_skipped(rs);
+	uint64_t sk = sum_skipped(rs), left = worker_left_bytes(rule);
 	sb_str(sb, "prefault:   rule ");
 	sb_str(sb, name);
 	sb_str(sb, ": ");
@@ -137,6 +150,32 @@ static void text_rule(struct sbuf *sb, const char *name, const struct rule_stats
 		sb_str(sb, " s (");
 		sb_u64(sb, st_get(&rs->faults));
 		sb_str(sb, " faults)");
+	}
+	if (rs->queued_bytes) {
+		sb_str(sb, "; background ");
+		sb_size_human(sb, rs->background_bytes);
+		sb_str(sb, " of ");
+		sb_size_human(sb, rs->queued_bytes);
+		sb_str(sb, " (program first to ");
+		sb_size_human(sb, rs->program_first_bytes);
+		if (rs->cancelled_bytes) {
+			sb_str(sb, ", cancelled ");
+			sb_size_human(sb, rs->cancelled_bytes);
+		}
+		if (left) {
+			sb_str(sb, ", left ");
+			sb_size_human(sb, left);
+		}
+		sb_chr(sb, ')');
+	}
+	if (rs->huge_bytes) {
+		sb_str(sb, "; huge pages ");
+		sb_size_human(sb, rs->huge_bytes);
+	}
+	if (rs->small_fallbacks) {
+		sb_str(sb, "; small pages instead of huge ");
+		sb_u64(sb, rs->small_fallbacks);
+		sb_str(sb, " times");
 	}
 	if (sk) {
 		int k, first = 1;
@@ -191,7 +230,7 @@ static void write_text(struct sbuf *sb, const struct proc_info *pi, const struct
 		sb_chr(sb, '\n');
 	}
 	for (i = 0; pol && i < pol->nrules; i++)
-		text_rule(sb, pol->rules[i].name, &snap.rules[i]);
+		text_rule(sb, pol->rules[i].name, &snap.rules[i], i);
 	sb_str(sb, "prefault:   unmatched: ");
 	sb_u64(sb, st_get(&snap.unmatched[0].matched));
 	sb_str(sb, " mmap (");

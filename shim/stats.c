@@ -145,18 +145,21 @@ void stats_lock(void) { spin_lock(&tlock); }
 void stats_unlock(void) { spin_unlock(&tlock); }
 
 const char *const entry_names[E_COUNT] = {
-	"mmap", "mmap64", "munmap", "mremap",
+	"mmap", "mmap64", "munmap", "mremap", "mprotect", "madvise",
 	"malloc", "calloc", "realloc", "free", "posix_memalign",
-	"aligned_alloc", "memalign", "valloc", "pvalloc",
+	"aligned_alloc", "memalign", "valloc", "pvalloc", "pthread_create",
 };
 
-const char *const skip_names[SK_COUNT] = { "budget", "failed", "table_full" };
+const char *const skip_names[SK_COUNT] = { "budget", "failed", "table_full", "queue_full" };
 
 const char *const note_texts[N_COUNT] = {
 	"kernel lacks MADV_POPULATE_READ/WRITE (Linux < 5.14): populated by touching pages instead",
 	"mlock or mlockall was refused (raise RLIMIT_MEMLOCK, ulimit -l)",
 	"region table full: some requests were not prefaulted",
 	"budget spent: some requests were not prefaulted (raise budget in [global])",
+	"transparent huge pages are unavailable (THP set to never, or disabled for this process): hugepage fell back to small pages",
+	"the kernel gave small pages where huge pages were asked for (memory fragmented, or THP defrag off): fell back to small pages",
+	"background queue full: some requests were not queued",
 };
 
 void stats_count_request(struct rule_stats *rs, uint64_t len)

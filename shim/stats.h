@@ -18,9 +18,9 @@
 
 /* Entry points, in report order. */
 enum entry {
-	E_MMAP, E_MMAP64, E_MUNMAP, E_MREMAP,
+	E_MMAP, E_MMAP64, E_MUNMAP, E_MREMAP, E_MPROTECT, E_MADVISE,
 	E_MALLOC, E_CALLOC, E_REALLOC, E_FREE, E_POSIX_MEMALIGN,
-	E_ALIGNED_ALLOC, E_MEMALIGN, E_VALLOC, E_PVALLOC,
+	E_ALIGNED_ALLOC, E_MEMALIGN, E_VALLOC, E_PVALLOC, E_PTHREAD_CREATE,
 	E_COUNT
 };
 extern const char *const entry_names[E_COUNT];
@@ -30,6 +30,7 @@ enum skip {
 	SK_BUDGET,   /* the budget was spent */
 	SK_FAILED,   /* the kernel refused (mlock limit, populate error) */
 	SK_TABLE,    /* the region table was full, so the charge could not be tracked */
+	SK_QUEUE,    /* the background queue was full */
 	SK_COUNT
 };
 extern const char *const skip_names[SK_COUNT];
@@ -42,6 +43,14 @@ struct hist {
 struct rule_stats {
 	uint64_t matched, bytes, prefaulted_bytes, ns, faults;
 	uint64_t skipped[SK_COUNT];
+	/* background */
+	uint64_t queued_bytes;        /* handed to the workers */
+	uint64_t background_bytes;    /* chunks the workers finished */
+	uint64_t program_first_bytes; /* already resident when a worker got there */
+	uint64_t cancelled_bytes;     /* unmapped, remapped or freed while queued */
+	/* huge pages */
+	uint64_t huge_bytes;          /* backed by huge pages by our populate */
+	uint64_t small_fallbacks;     /* asked for huge pages, got small ones */
 	struct hist sizes;
 };
 
@@ -51,6 +60,9 @@ enum note {
 	N_MLOCK_FAILED,    /* mlock/mlockall refused */
 	N_TABLE_FULL,      /* region table full */
 	N_BUDGET,          /* budget spent at least once */
+	N_NO_THP,          /* THP disabled: hugepage rules fell back to small pages */
+	N_THP_FALLBACK,    /* huge pages asked for, small pages given */
+	N_QUEUE_FULL,      /* background queue full */
 	N_COUNT
 };
 extern const char *const note_texts[N_COUNT];

@@ -1,0 +1,138 @@
+/* pool.c: one large populate split over several threads.
+ *
+ * The helpers are created once, the first time a rule asks for threads, and
+ * then sleep on a futex: creating a thread takes the mmap lock that every
+ * faulting thread needs, so creating them per request would slow exactly the
+ * work they are meant to speed up (QEMU's preallocation learned this).  As
+ * QEMU does, at most one thread per 64 MiB and never more than the online
+ * CPUs.  Slices are cut on 2 MiB boundaries so huge pages stay whole.  One
+ * batch at a time: a second caller arriving meanwhile does its work alone.
+ */
+#include "glue.h"
+#include "worker.h"
+#include "os.h"
+#include "prefault.h"
+#include "shim.h"
+#include "stats.h"
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+
+#define MAX_HELPERS 63
+#define SLICE_ALIGN (2u << 20)
+#define PER_THREAD (64ull << 20)
+
+struct slice { uintptr_t s, e; };
+
+static int busy;               /* a batch is in progress */
+static int nhelpers, creating;
+static uint32_t go;            /* futex: bumped to start a batch */
+static uint32_t left;          /* futex: slices not finished */
+/* Claims: one word, (generation << 32) | (next << 16) | count, so a helper
+ * still finishing an old batch can never take a slice of a new one without
+ * seeing its count. */
+static uint64_t claims;
+static struct slice slices[MAX_HELPERS + 1];
+static int batch_advice;
+static uint64_t batch_faults;  /* helpers' faults, added before they finish a slice */
+
+static void fwake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0); }
+static void fwait(uint32_t *w, uint32_t v) { syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0); }
+
+/* Take and do slices until none are left; returns -1 if any madvise failed. */
+static int drain(int helper)
+{
+	int r = 0;
+	for (;;) {
+		uint64_t c = __atomic_load_n(&claims, __ATOMIC_ACQUIRE);
+		unsigned next = (unsigned)(c >> 16) & 0xffff, n = (unsigned)c & 0xffff;
+		struct faults f0, f1;
+		if (next >= n)
+			return r;
+		if (!__atomic_compare_exchange_n(&claims, &c, c + (1u << 16), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		os_faults_thread(&f0);
+		if (sys_madvise((void *)slices[next].s, slices[next].e - slices[next].s, batch_advice) != 0)
+			r = -1;
+		os_faults_thread(&f1);
+		if (helper) /* the caller's own faults are counted by its caller */
+			__atomic_fetch_add(&batch_faults, f1.minor - f0.minor + f1.major - f0.major, __ATOMIC_RELAXED);
+		if (__atomic_sub_fetch(&left, 1, __ATOMIC_ACQ_REL) == 0)
+			fwake(&left);
+	}
+}
+
+static void *helper_main(void *arg)
+{
+	uint32_t seen = 0;
+	(void)arg;
+	shim_guard = 1;
+	for (;;) {
+		uint32_t now = __atomic_load_n(&go, __ATOMIC_ACQUIRE);
+		if (now == seen) {
+			fwait(&go, seen);
+			continue;
+		}
+		seen = now;
+		drain(1);
+	}
+	return NULL;
+}
+
+int pool_populate(uintptr_t start, size_t len, int advice, unsigned threads, uint64_t *helper_faults)
+{
+	unsigned n = threads, cpus = (unsigned)os_online_cpus(), i;
+	uint64_t gen;
+	uintptr_t s;
+	size_t per;
+	int r;
+	if (n > cpus)
+		n = cpus;
+	if (n > len / PER_THREAD)
+		n = (unsigned)(len / PER_THREAD);
+	if (n > MAX_HELPERS + 1)
+		n = MAX_HELPERS + 1;
+	if (n <= 1 || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+		return sys_madvise((void *)start, len, advice);
+	if (__atomic_load_n(&nhelpers, __ATOMIC_ACQUIRE) < (int)n - 1 &&
+	    !__atomic_exchange_n(&creating, 1, __ATOMIC_ACQUIRE)) {
+		shim_spawn(helper_main, 64 << 10, &nhelpers, (int)n - 1);
+		__atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
+	}
+	if (n > (unsigned)nhelpers + 1)
+		n = (unsigned)nhelpers + 1;
+	if (n <= 1) {
+		__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+		return sys_madvise((void *)start, len, advice);
+	}
+	per = (len / n + SLICE_ALIGN - 1) & ~(size_t)(SLICE_ALIGN - 1);
+	for (i = 0, s = start; i < n && s < start + len; i++, s += per) {
+		slices[i].s = s;
+		slices[i].e = s + per < start + len ? s + per : start + len;
+	}
+	batch_advice = advice;
+	__atomic_store_n(&batch_faults, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&left, i, __ATOMIC_RELEASE);
+	gen = (__atomic_load_n(&claims, __ATOMIC_RELAXED) >> 32) + 1;
+	__atomic_store_n(&claims, (gen << 32) | i, __ATOMIC_RELEASE); /* publishes the slices */
+	__atomic_fetch_add(&go, 1, __ATOMIC_RELEASE);
+	fwake(&go);
+	r = drain(0);
+	for (;;) { /* wait for the helpers' slices */
+		uint32_t l = __atomic_load_n(&left, __ATOMIC_ACQUIRE);
+		if (l == 0)
+			break;
+		fwait(&left, l);
+	}
+	*helper_faults += __atomic_load_n(&batch_faults, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	return r;
+}
+
+void pool_fork_child(void)
+{
+	nhelpers = 0;
+	creating = 0;
+	busy = 0;
+}
