@@ -74,5 +74,5 @@ load helpers
 
 @test "the shim exports only its wrappers" {
 	syms=$(nm -D --defined-only "$SHIM" | awk '$2 ~ /[TWiV]/ {print $3}' | sort | tr '\n' ' ')
-	[ "$syms" = "_Exit _exit aligned_alloc calloc free malloc memalign mmap mmap64 mremap munmap posix_memalign pvalloc realloc valloc " ]
+	[ "$syms" = "_Exit _exit aligned_alloc calloc free madvise malloc memalign mmap mmap64 mprotect mremap munmap posix_memalign pthread_create pvalloc realloc valloc " ]
 }

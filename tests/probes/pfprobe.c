@@ -25,6 +25,18 @@
  *   threads T N SIZE      T threads, each N times: mmap or malloc SIZE, check
  *                         residency and zero fill, scribble, release; prints
  *                         bad= (blocks not resident or not zero)
+ *   race ROUNDS SIZE      map SIZE and at once write a pattern over it from the
+ *                         end backwards (a worker goes front to back), then
+ *                         check every byte: lost=
+ *   unmaprace ROUNDS SIZE map SIZE, then at once munmap, mremap, mprotect or
+ *                         MAP_FIXED over it; check the new contents: bad=
+ *   forkbusy SIZE         map SIZE, fork at once; the child maps too and exits
+ *                         7 while its worker is busy; the parent exits 3
+ *   bgwork SIZE MS        map SIZE, work MS ms on the CPU, then write every
+ *                         page: map_ns, loop_faults
+ *   nothp CMD...          exec CMD with transparent huge pages disabled
+ *   stack KB              a new thread's first call uses KB of stack: faults=
+ *   stackmain KB          the same in the main thread
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -64,7 +77,7 @@ static long thread_faults(void)
 
 static size_t resident(void *p, size_t len)
 {
-	unsigned char vec[1 << 16];
+	static unsigned char vec[1 << 20];
 	size_t n = len / pg, i, r = 0;
 	if (n == 0 || n > sizeof vec)
 		return 0;
@@ -295,6 +308,105 @@ static int cmd_file(const char *path, size_t size)
 	return 0;
 }
 
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmd_race(int rounds, size_t size)
+{
+	long lost = 0;
+	int r;
+	for (r = 0; r < rounds; r++) {
+		uint64_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		size_t n = size / 8, i;
+		if (p == MAP_FAILED)
+			return 1;
+		for (i = n; i-- > 0;)
+			p[i] = (uint64_t)i * 2654435761u + (uint64_t)r;
+		for (i = 0; i < n; i++)
+			lost += p[i] != (uint64_t)i * 2654435761u + (uint64_t)r;
+		munmap(p, size);
+	}
+	printf("rounds=%d lost=%ld\n", rounds, lost);
+	return 0;
+}
+
+static int cmd_unmaprace(int rounds, size_t size)
+{
+	long bad = 0;
+	int r;
+	for (r = 0; r < rounds; r++) {
+		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *q;
+		size_t i;
+		if (p == MAP_FAILED)
+			return 1;
+		switch (r % 4) {
+		case 0: /* unmap, and map a shared region there with contents */
+			munmap(p, size);
+			q = mmap(p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (q == MAP_FAILED)
+				q = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+			memset(q, 0x11, size);
+			for (i = 0; i < size; i += 4096)
+				bad += q[i] != 0x11;
+			munmap(q, size);
+			break;
+		case 1: /* move it elsewhere, bigger */
+			q = mremap(p, size, size * 2, MREMAP_MAYMOVE);
+			memset(q, 0x22, size * 2);
+			for (i = 0; i < size * 2; i += 4096)
+				bad += q[i] != 0x22;
+			munmap(q, size * 2);
+			break;
+		case 2: /* make it read-only at once: must still read zero */
+			mprotect(p, size, PROT_READ);
+			for (i = 0; i < size; i += 4096)
+				bad += p[i] != 0;
+			munmap(p, size);
+			break;
+		case 3: /* replace it with MAP_FIXED, then write */
+			q = mmap(p, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+			memset(q, 0x33, size);
+			for (i = 0; i < size; i += 4096)
+				bad += q[i] != 0x33;
+			munmap(q, size);
+			break;
+		}
+	}
+	printf("rounds=%d bad=%ld\n", rounds, bad);
+	return 0;
+}
+
+static void burn_ms(double ms)
+{
+	double end = now_ns() + ms * 1e6;
+	volatile unsigned long x = 0;
+	while (now_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			x += (unsigned long)i * x + 1;
+}
+
+static void *deep(int kb)
+{
+	volatile char buf[1024];
+	buf[0] = (char)kb;
+	buf[1023] = 1;
+	if (kb > 1)
+		return deep(kb - 1);
+	return (void *)(uintptr_t)buf[0];
+}
+
+static void *stack_thread(void *arg)
+{
+	long f = thread_faults();
+	deep((int)(intptr_t)arg);
+	f = thread_faults() - f;
+	return (void *)f;
+}
+
 static size_t th_size;
 static int th_n, th_bad;
 
@@ -431,6 +543,56 @@ int main(int argc, char **argv)
 			free(p);
 		}
 		printf("freed=%d\n", n);
+		return 0;
+	}
+	if (!strcmp(argv[1], "race") && argc >= 4)
+		return cmd_race(atoi(argv[2]), parse_size(argv[3]));
+	if (!strcmp(argv[1], "unmaprace") && argc >= 4)
+		return cmd_unmaprace(atoi(argv[2]), parse_size(argv[3]));
+	if (!strcmp(argv[1], "forkbusy") && argc >= 3) {
+		size_t size = parse_size(argv[2]);
+		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		pid_t c = fork();
+		int st;
+		if (c == 0) {
+			void *q = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			((char *)q)[0] = 1;
+			((char *)p)[0] = 1;
+			exit(7);
+		}
+		waitpid(c, &st, 0);
+		printf("child=%d\n", WEXITSTATUS(st));
+		return 3;
+	}
+	if (!strcmp(argv[1], "bgwork") && argc >= 4) {
+		size_t size = parse_size(argv[2]), i;
+		double t = now_ns();
+		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		long f;
+		t = now_ns() - t;
+		burn_ms(atof(argv[3]));
+		f = thread_faults();
+		for (i = 0; i < size; i += pg)
+			p[i] = 1;
+		printf("map_ns_per_page=%.1f loop_faults=%ld pages=%zu\n", t / (size / pg), thread_faults() - f, size / pg);
+		return 0;
+	}
+	if (!strcmp(argv[1], "nothp") && argc >= 3) {
+		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+		execv(argv[2], argv + 2);
+		perror(argv[2]);
+		return 127;
+	}
+	if (!strcmp(argv[1], "stack") && argc >= 3) {
+		pthread_t t;
+		void *f;
+		pthread_create(&t, NULL, stack_thread, (void *)(intptr_t)atoi(argv[2]));
+		pthread_join(t, &f);
+		printf("faults=%ld\n", (long)(intptr_t)f);
+		return 0;
+	}
+	if (!strcmp(argv[1], "stackmain") && argc >= 3) {
+		printf("faults=%ld\n", (long)(intptr_t)stack_thread((void *)(intptr_t)atoi(argv[2])));
 		return 0;
 	}
 	if (!strcmp(argv[1], "threads") && argc >= 5) {

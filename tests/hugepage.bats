@@ -1,0 +1,54 @@
+#!/usr/bin/env bats
+# Huge pages: placement on a 2 MiB boundary, and the fallback.
+load helpers
+
+thp_mode() { sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled; }
+
+@test "hugepage + populate: the whole mapping is backed by huge pages before mmap returns" {
+	[ "$(thp_mode)" = never ] && skip "THP is off on this machine"
+	pol=$(policy h <<<$'[rule h]\nsize = >=2M\nmap = anon private\naction = hugepage populate')
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$PROBE" thp 64M
+	echo "$output"
+	[ "$(kv anon_huge_kb "$output")" -eq 65536 ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	[ "$(rule_stat "$f" h huge_bytes)" -ge $((60 << 20)) ]
+	# 32 huge-page faults instead of 16384 small ones
+	[ "$(jget "$f" "d['faults']['in_prefault']")" -lt 1000 ]
+}
+
+@test "hugepage places an odd-sized mapping on a 2 MiB boundary so most of it gets huge pages" {
+	[ "$(thp_mode)" = never ] && skip "THP is off on this machine"
+	pol=$(policy h <<<$'[rule h]\nsize = >=2M\naction = hugepage populate')
+	run --separate-stderr shimmed "$pol" "$PROBE" thp 9M
+	echo "$output"
+	[ "$(kv anon_huge_kb "$output")" -ge 8192 ]
+}
+
+@test "hugepage with threads = 2 on 512 MiB: all huge, all resident" {
+	[ "$(thp_mode)" = never ] && skip "THP is off on this machine"
+	pol=$(policy h <<<$'[rule h]\nsize = >=2M\naction = hugepage populate\nthreads = 2')
+	run --separate-stderr shimmed "$pol" "$PROBE" thp 512M
+	[ "$(kv anon_huge_kb "$output")" -eq 524288 ]
+	[ "$(kv resident "$output")" -eq 131072 ]
+}
+
+@test "without huge pages (THP disabled for the process) it falls back to small pages and says so" {
+	pol=$(policy h <<<$'[rule h]\nsize = >=2M\naction = hugepage populate')
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$PROBE" nothp "$PROBE" thp 32M
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(kv anon_huge_kb "$output")" -eq 0 ]
+	[ "$(kv resident "$output")" -eq 8192 ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	[ "$(rule_stat "$f" h small_fallbacks)" -eq 1 ]
+	jget "$f" "d['notes']" | grep -q 'fell back to small pages'
+}
+
+@test "hugepage never moves a mapping the program placed (address hint or MAP_FIXED)" {
+	pol=$(policy h <<<$'[rule h]\nsize = >=2M\naction = hugepage')
+	run --separate-stderr shimmed "$pol" "$PROBE" errno
+	run --separate-stderr "$PROBE" errno
+	[ "$status" -eq 0 ]
+	run --separate-stderr shimmed "$pol" "$PROBE" unmaprace 8 4M
+	[ "$(kv bad "$output")" -eq 0 ]
+}
