@@ -38,7 +38,7 @@ endif
 
 SHIM_SRC := shim/init.c shim/interpose.c shim/match.c shim/os.c shim/policy.c shim/glob.c \
             shim/prefault.c shim/regions.c shim/report.c shim/sbuf.c shim/stats.c \
-            shim/worker.c shim/pool.c shim/stack.c
+            shim/worker.c shim/pool.c shim/stack.c shim/recycle.c
 PURE_SRC := shim/policy.c shim/glob.c shim/sbuf.c
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/libstack.so
@@ -105,6 +105,10 @@ bench: all $(BUILD)/bench/overhead $(BUILD)/bench/large
 	$(Q)sh bench/overhead.sh $(BUILD) 21 200000 calls
 	$(Q)sh bench/overhead.sh $(BUILD) 21 5000000 malloc
 
+# CPython workloads with and without the cpython policy (Debian's python3).
+bench-python: all $(BUILD)/bench/arena
+	$(Q)sh bench/python.sh $(BUILD) 7
+
 # The main job: the bundled example without and with the streaming policy.
 demo: all $(BUILD)/examples/stream
 	$(Q)sh examples/demo.sh $(BUILD)
@@ -112,6 +116,10 @@ demo: all $(BUILD)/examples/stream
 BATS ?= bats
 test: all probes
 	$(Q)PREFAULT_BUILD=$(abspath $(BUILD)) $(BATS) $(if $(BATS_JOBS),--jobs $(BATS_JOBS)) tests
+
+# CPython's regression tests under the shim and the cpython policy (minutes).
+test-cpython: all
+	$(Q)sh tests/cpython.sh $(BUILD)
 
 install: all
 	$(call say,INSTALL,$(DESTDIR)$(PREFIX))
@@ -127,5 +135,5 @@ uninstall:
 clean:
 	rm -rf build build-*
 
-.PHONY: all probes test install uninstall clean demo bench
+.PHONY: all probes test test-cpython install uninstall clean demo bench bench-python
 .DELETE_ON_ERROR:

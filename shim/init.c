@@ -20,6 +20,7 @@
 #include "match.h"
 #include "os.h"
 #include "prefault.h"
+#include "recycle.h"
 #include "regions.h"
 #include "report.h"
 #include "sbuf.h"
@@ -315,11 +316,13 @@ static void atfork_prepare(void)
 	match_lock();
 	regions_lock_all();
 	worker_lock();
+	recycle_lock();
 	stats_lock();
 }
 static void atfork_parent(void)
 {
 	stats_unlock();
+	recycle_unlock();
 	worker_unlock();
 	regions_unlock_all();
 	match_unlock();
@@ -333,6 +336,7 @@ static void atfork_child(void)
 	match_reset_lock();
 	worker_fork_child();
 	pool_fork_child();
+	recycle_fork_child();
 	stats_reset();
 	__atomic_store_n(&reported, 0, __ATOMIC_RELAXED);
 	start_counting();
@@ -415,4 +419,14 @@ __attribute__((constructor)) static void shim_ctor(void)
 	stack_main();
 }
 
-__attribute__((destructor)) static void shim_dtor(void) { shim_report(); }
+__attribute__((destructor)) static void shim_dtor(void)
+{
+	shim_report();
+	/* Give back what recycling kept (it is nobody's now); only once the
+	 * report, which shows the cache's high-water mark, is out. */
+	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_ON && sys_getpid() == pinfo.pid) {
+		shim_guard++;
+		recycle_flush();
+		shim_guard--;
+	}
+}

@@ -13,6 +13,7 @@
 #include "shim.h"
 #include "match.h"
 #include "prefault.h"
+#include "recycle.h"
 #include "regions.h"
 #include "stack.h"
 #include "stats.h"
@@ -53,16 +54,38 @@ static void *wrap_mmap(enum entry e, enum real_id rid, void *addr, size_t len, i
 	match_classify_mmap(&rq, prot, flags, fd);
 	pl.extra_flags = 0;
 	pl.align_huge = 0;
+	pl.recycled_resident = (size_t)-1;
 	shim_guard++;
 	if (len >= match_min_size[0] && (rule = match_request(&rq)) >= 0)
 		pf_plan(&rq, rule, &pl);
 	if (flags & MAP_FIXED) /* whatever was there goes away */
 		pf_unmapped(addr, PAGE_UP(len));
+	if (addr) /* a hint, MAP_FIXED or MAP_FIXED_NOREPLACE: the range must look as it would without us */
+		pf_claim_range(addr, PAGE_UP(len));
+	p = MAP_FAILED;
+	if (rule >= 0 && pl.recyclable) {
+		size_t res;
+		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res);
+		if (a) {
+			p = (void *)a;
+			pl.recycled_resident = res;
+		}
+	}
 	shim_guard--;
-	if (pl.align_huge)
-		p = pf_mmap_huge(f, len, prot, flags, fd, off);
-	else
-		p = f(addr, len, prot, flags | pl.extra_flags, fd, off);
+	if (p == MAP_FAILED) {
+		if (pl.align_huge)
+			p = pf_mmap_huge(f, len, prot, flags, fd, off);
+		else
+			p = f(addr, len, prot, flags | pl.extra_flags, fd, off);
+		if (p == MAP_FAILED && errno == ENOMEM) {
+			/* Kept regions count against RLIMIT_AS and overcommit: give
+			 * them back and try once more, as if they had been unmapped. */
+			shim_guard++;
+			recycle_flush();
+			shim_guard--;
+			p = f(addr, len, prot, flags | pl.extra_flags, fd, off);
+		}
+	}
 	err = errno;
 	shim_guard++;
 	if (p == MAP_FAILED) {
@@ -95,13 +118,16 @@ EXPORT int munmap(void *addr, size_t len)
 	munmap_fn f = (munmap_fn)real_fn(R_MUNMAP);
 	if (unlikely(!f))
 		return sys_munmap(addr, len);
-	if (shim_on()) {
+	if (shim_on() && len && !((uintptr_t)addr & (pf_page - 1))) {
+		int kept;
 		stats_call(E_MUNMAP);
 		/* Forget before unmapping: once the range is free, another thread's
 		 * mmap may get it, and its tracking must not be the one we drop. */
 		shim_guard++;
-		pf_unmapped(addr, PAGE_UP(len));
+		kept = pf_munmap(addr, PAGE_UP(len));
 		shim_guard--;
+		if (kept)
+			return 0; /* kept for recycling: to the program, it is gone */
 	}
 	return f(addr, len);
 }
@@ -122,8 +148,12 @@ EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 		stats_call(E_MREMAP);
 		shim_guard++;
 		pf_unmapped(old, PAGE_UP(oldlen));
-		if (flags & MREMAP_FIXED)
+		if (PAGE_UP(newlen) > PAGE_UP(oldlen)) /* growing in place needs what follows */
+			pf_claim_range((char *)old + PAGE_UP(oldlen), PAGE_UP(newlen) - PAGE_UP(oldlen));
+		if (flags & MREMAP_FIXED) {
 			pf_unmapped(new_addr, PAGE_UP(newlen));
+			pf_claim_range(new_addr, PAGE_UP(newlen));
+		}
 		shim_guard--;
 	}
 	return f(old, oldlen, newlen, flags, new_addr);
@@ -150,13 +180,9 @@ EXPORT int madvise(void *addr, size_t len, int advice)
 		return sys_madvise(addr, len, advice);
 	if (shim_on()) {
 		stats_call(E_MADVISE);
-		/* Memory the program gives back: nothing queued there should be
-		 * populated again, and its charge comes back. */
-		if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE) {
-			shim_guard++;
-			pf_unmapped(addr, PAGE_UP(len));
-			shim_guard--;
-		}
+		shim_guard++;
+		pf_advised(addr, PAGE_UP(len), advice);
+		shim_guard--;
 	}
 	return f(addr, len, advice);
 }

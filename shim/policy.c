@@ -188,6 +188,8 @@ static int p_size(struct ctx *c, struct word *w, int nw)
 		n += w[i].n;
 	}
 	buf[n] = '\0';
+	if (nw > 1 && !strstr(buf, "..") && buf[0] != '>' && buf[0] != '<')
+		return fail(c, c->line, "size takes one size or one range (for two sizes, write two rules)", NULL, NULL);
 	if (!strcmp(buf, "any")) {
 		r->size_lo = 0;
 		r->size_hi = UINT64_MAX;
@@ -306,10 +308,10 @@ static int p_program(struct ctx *c, struct word *w, int nw) { return add_globs(c
 static const struct { const char *s; unsigned bit; } action_words[] = {
 	{ "none", A_NONE }, { "populate", A_POPULATE }, { "map-populate", A_MAP_POPULATE },
 	{ "willneed", A_WILLNEED }, { "lock", A_LOCK }, { "hugepage", A_HUGEPAGE },
-	{ "background", A_BACKGROUND },
+	{ "background", A_BACKGROUND }, { "recycle", A_RECYCLE },
 };
 #define N_ACTIONS (sizeof action_words / sizeof action_words[0])
-#define ACTION_LIST "none, populate, map-populate, willneed, lock, hugepage or background"
+#define ACTION_LIST "none, populate, map-populate, willneed, lock, hugepage, background or recycle"
 
 static int p_action(struct ctx *c, struct word *w, int nw)
 {
@@ -372,6 +374,10 @@ static int p_workers(struct ctx *c, struct word *w, int nw) { return count_word(
 static int p_threads(struct ctx *c, struct word *w, int nw) { return count_word(c, w, nw, "threads", 1, 64, &c->rule->threads); }
 static int p_chunk(struct ctx *c, struct word *w, int nw) { return one_size(c, w, nw, "chunk", 64 << 10, &c->rule->chunk); }
 static int p_depth(struct ctx *c, struct word *w, int nw) { return one_size(c, w, nw, "depth", 4 << 10, &c->rule->depth); }
+static int p_recycle_max(struct ctx *c, struct word *w, int nw)
+{
+	return one_size(c, w, nw, "recycle_max", 0, &c->rule->recycle_max);
+}
 
 enum { SEC_GLOBAL = 1, SEC_RULE = 2 };
 static const struct key {
@@ -393,10 +399,11 @@ static const struct key {
 	{ "threads", SEC_RULE, p_threads },
 	{ "chunk", SEC_RULE, p_chunk },
 	{ "depth", SEC_RULE, p_depth },
+	{ "recycle_max", SEC_RULE, p_recycle_max },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 #define GLOBAL_KEYS "budget, report, mlockall, workers"
-#define RULE_KEYS "call, size, map, prot, caller, program, action, threads, chunk, depth"
+#define RULE_KEYS "call, size, map, prot, caller, program, action, threads, chunk, depth, recycle_max"
 
 /* Checks that need the whole rule, reported at its header line. */
 static int finish_rule(struct ctx *c)
@@ -418,6 +425,12 @@ static int finish_rule(struct ctx *c)
 		return fail(c, r->line, "rule '", r->name, "': threads applies to populate (for background, set workers in [global])");
 	if (r->chunk && !(r->actions & A_BACKGROUND))
 		return fail(c, r->line, "rule '", r->name, "': chunk applies to background");
+	if ((r->actions & A_RECYCLE) && r->calls != CALL_MMAP)
+		return fail(c, r->line, "rule '", r->name, "': recycle works on mmap calls only (add 'call = mmap')");
+	if ((r->actions & A_RECYCLE) && (r->map_req & (MK_FILE | MK_SHARED | MK_FIXED)))
+		return fail(c, r->line, "rule '", r->name, "': recycle keeps anonymous private mappings only");
+	if (r->recycle_max && !(r->actions & A_RECYCLE))
+		return fail(c, r->line, "rule '", r->name, "': recycle_max applies to recycle");
 	if (r->calls & CALL_STACK) {
 		if (r->calls != CALL_STACK)
 			return fail(c, r->line, "rule '", r->name, "': call = stack cannot be combined with other calls");
@@ -658,5 +671,9 @@ void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struc
 	if (r->depth) {
 		sb_str(sb, " depth=");
 		sb_size_exact(sb, r->depth);
+	}
+	if (r->actions & A_RECYCLE) {
+		sb_str(sb, " recycle_max=");
+		sb_size_exact(sb, r->recycle_max ? r->recycle_max : 64ull << 20);
 	}
 }

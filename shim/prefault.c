@@ -1,6 +1,7 @@
 /* prefault.c: see prefault.h. */
 #include "glue.h"
 #include "prefault.h"
+#include "recycle.h"
 #include "regions.h"
 #include "stats.h"
 #include "worker.h"
@@ -41,6 +42,7 @@ void pf_init(const struct policy *p)
 	for (i = 0; p && i < p->nrules; i++)
 		all |= p->rules[i].actions;
 	worker_setup(p ? p->workers : 1);
+	recycle_setup(p);
 	if (all & A_HUGEPAGE) {
 		pf_thp_ok = thp_available();
 		if (!pf_thp_ok)
@@ -75,9 +77,14 @@ void pf_plan(const struct request *rq, int rule, struct plan *pl)
 	pl->charge = 0;
 	pl->extra_flags = 0;
 	pl->align_huge = 0;
+	pl->recyclable = 0;
+	pl->recycled_resident = (size_t)-1;
 	pl->t0 = 0;
 	if (rule < 0)
 		return;
+	pl->recyclable = (pl->actions & A_RECYCLE) && rq->call == CALL_MMAP &&
+	                 (rq->mk & (MK_ANON | MK_PRIVATE)) == (MK_ANON | MK_PRIVATE) && !(rq->mk & MK_FIXED) &&
+	                 !rq->hint && rq->pk != PK_NONE;
 	/* Huge pages need a 2 MiB-aligned range: place the mapping ourselves
 	 * when the program left the address to the kernel. */
 	if ((pl->actions & A_HUGEPAGE) && rq->call == CALL_MMAP && pf_thp_ok &&
@@ -179,7 +186,9 @@ void pf_apply(const struct request *rq, struct plan *pl, void *start, size_t len
 	uint64_t helper_faults = 0;
 	struct faults f1;
 
-	if (!(a & ~A_NONE) || len == 0)
+	if (!(a & ~(A_NONE | A_RECYCLE)) && !pl->recyclable)
+		goto out;
+	if (len == 0)
 		goto out;
 	if ((a & A_HUGEPAGE) && (rq->mk & MK_ANON))
 		sys_madvise(start, len, MADV_HUGEPAGE);
@@ -188,6 +197,8 @@ void pf_apply(const struct request *rq, struct plan *pl, void *start, size_t len
 		if ((rq->mk & MK_FILE) && rq->fd >= 0)
 			posix_fadvise(rq->fd, rq->off, (off_t)len, POSIX_FADV_WILLNEED);
 	}
+	if (pl->recycled_resident != (size_t)-1 && pl->recycled_resident == len / pf_page)
+		a &= ~(unsigned)(A_POPULATE | A_BACKGROUND | A_MAP_POPULATE); /* reused, already resident */
 	if ((a & (A_POPULATE | A_LOCK | A_BACKGROUND)) && !charge) {
 		if (!budget_reserve(len)) {
 			st_add(&rs->skipped[SK_BUDGET], 1);
@@ -226,7 +237,9 @@ void pf_apply(const struct request *rq, struct plan *pl, void *start, size_t len
 		budget_release(charge);
 		charge = 0;
 	}
-	if (charge) {
+	if (pl->recyclable && !key)
+		rflags |= RF_RECYCLE; /* tracked even uncharged: munmap must recognise it */
+	if (charge || (rflags & RF_RECYCLE)) {
 		/* Remember the charge (and the lock) so that munmap or free can
 		 * give them back; if there is no room, give them back now. */
 		int rc = key ? blocks_add(key, (uintptr_t)start, len, pl->rule, rflags, charge)
@@ -243,6 +256,8 @@ void pf_apply(const struct request *rq, struct plan *pl, void *start, size_t len
 	}
 	if (resident)
 		st_add(&rs->prefaulted_bytes, len);
+	if ((rflags & RF_RECYCLE))
+		regions_set_mmap((uintptr_t)start, rq->prot, rq->flags);
 out:
 	if (pl->t0) {
 		uint64_t minor, major;
@@ -272,11 +287,61 @@ void pf_unmapped(void *addr, size_t len)
 	regions_forget((uintptr_t)addr, len);
 }
 
+int pf_munmap(void *addr, size_t len)
+{
+	struct region r;
+	recycle_release_range((uintptr_t)addr, len); /* kept regions inside: the kernel would unmap them */
+	if (regions_take_exact((uintptr_t)addr, len, &r)) {
+		worker_cancel((uintptr_t)addr, len);
+		budget_release(r.charged);
+		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) &&
+		    recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags))
+			return 1;
+		return 0;
+	}
+	pf_unmapped(addr, len);
+	return 0;
+}
+
 void pf_reprotected(void *addr, size_t len)
 {
 	/* Populating for write would fail on read-only pages and mean nothing
-	 * on PROT_NONE: whatever is queued there is dropped. */
+	 * on PROT_NONE: whatever is queued there is dropped.  A region whose
+	 * protection changed is no longer one we could hand out as fresh. */
+	recycle_release_range((uintptr_t)addr, len);
 	worker_cancel((uintptr_t)addr, len);
+	regions_clear_flag((uintptr_t)addr, len, RF_RECYCLE);
+}
+
+void pf_advised(void *addr, size_t len, int advice)
+{
+	recycle_release_range((uintptr_t)addr, len); /* not the program's: let it see ENOMEM */
+	switch (advice) {
+	case MADV_DONTNEED:
+	case MADV_FREE:
+	case MADV_REMOVE:
+		/* The pages go: nothing queued there, and no charge for them.  The
+		 * region stays recyclable (reuse zeroes what is resident). */
+		worker_cancel((uintptr_t)addr, len);
+		regions_uncharge((uintptr_t)addr, len);
+		break;
+	case MADV_NORMAL:
+	case MADV_WILLNEED:
+	case MADV_COLD:
+	case MADV_PAGEOUT:
+	case MADV_POPULATE_READ:
+	case MADV_POPULATE_WRITE:
+		break;
+	default:
+		/* Anything else (DONTFORK, WIPEONFORK, HUGEPAGE, MERGEABLE, ...)
+		 * changes the mapping in a way a fresh one would not have. */
+		regions_clear_flag((uintptr_t)addr, len, RF_RECYCLE);
+	}
+}
+
+void pf_claim_range(void *addr, size_t len)
+{
+	recycle_release_range((uintptr_t)addr, len);
 }
 
 void pf_freed(void *p)

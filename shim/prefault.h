@@ -28,6 +28,8 @@ struct plan {
 	uint64_t charge;       /* reserved before the call (map-populate) */
 	int extra_flags;       /* added to the mmap flags */
 	int align_huge;        /* place the mapping on a 2 MiB boundary */
+	int recyclable;        /* a recycle rule on a plain anonymous private request */
+	size_t recycled_resident; /* pages of a reused region already resident, or ~0 if fresh */
 	uint64_t t0;
 	struct faults f0;
 };
@@ -44,7 +46,12 @@ void pf_apply(const struct request *rq, struct plan *pl, void *start, size_t len
 void pf_cancel(struct plan *pl);
 /* The program is giving memory back, or changing it. */
 void pf_unmapped(void *addr, size_t len);
+/* munmap: 1 if the region was kept for recycling (do not unmap it). */
+int pf_munmap(void *addr, size_t len);
 void pf_reprotected(void *addr, size_t len);
+void pf_advised(void *addr, size_t len, int advice);
+/* The program wants this range of address space (MAP_FIXED, hints, mremap). */
+void pf_claim_range(void *addr, size_t len);
 void pf_freed(void *p);
 /* Huge pages gained by populating `bytes` with `faults` faults. */
 void pf_count_huge(struct rule_stats *rs, uint64_t bytes, uint64_t faults);

@@ -71,6 +71,7 @@ static uint64_t reg_forget_locked(uintptr_t start, uintptr_t end)
 			__atomic_store_n(&nreg, nreg - 1, __ATOMIC_RELAXED);
 			continue;
 		}
+		r->flags &= (uint16_t)~RF_RECYCLE; /* no longer the region that was mapped */
 		if (os == r->start) {
 			r->start = oe;
 		} else if (oe == r->end) {
@@ -114,9 +115,70 @@ int regions_add(uintptr_t start, size_t len, int rule, unsigned flags, uint64_t 
 	reg[i].charged = charged;
 	reg[i].rule = (uint16_t)rule;
 	reg[i].flags = (uint16_t)flags;
+	reg[i].prot = 0;
+	reg[i].mflags = 0;
 	__atomic_store_n(&nreg, nreg + 1, __ATOMIC_RELAXED);
 	spin_unlock(&reg_lock);
 	return 0;
+}
+
+void regions_set_mmap(uintptr_t start, int prot, int mflags)
+{
+	size_t i;
+	spin_lock(&reg_lock);
+	i = reg_lower(start);
+	if (i < nreg && reg[i].start == start) {
+		reg[i].prot = prot;
+		reg[i].mflags = mflags;
+	}
+	spin_unlock(&reg_lock);
+}
+
+int regions_take_exact(uintptr_t start, size_t len, struct region *out)
+{
+	size_t i;
+	if (__atomic_load_n(&nreg, __ATOMIC_RELAXED) == 0)
+		return 0;
+	spin_lock(&reg_lock);
+	i = reg_lower(start);
+	if (i < nreg && reg[i].start == start && reg[i].end == start + len) {
+		*out = reg[i];
+		memmove(&reg[i], &reg[i + 1], (nreg - i - 1) * sizeof reg[0]);
+		__atomic_store_n(&nreg, nreg - 1, __ATOMIC_RELAXED);
+		spin_unlock(&reg_lock);
+		return 1;
+	}
+	spin_unlock(&reg_lock);
+	return 0;
+}
+
+void regions_uncharge(uintptr_t start, size_t len)
+{
+	uint64_t released = 0;
+	size_t i;
+	if (__atomic_load_n(&nreg, __ATOMIC_RELAXED) == 0)
+		return;
+	spin_lock(&reg_lock);
+	for (i = reg_lower(start); i < nreg && reg[i].start < start + len; i++) {
+		uintptr_t os = reg[i].start > start ? reg[i].start : start;
+		uintptr_t oe = reg[i].end < start + len ? reg[i].end : start + len;
+		uint64_t part = (uint64_t)((unsigned __int128)reg[i].charged * (oe - os) / (reg[i].end - reg[i].start));
+		reg[i].charged -= part;
+		released += part;
+	}
+	spin_unlock(&reg_lock);
+	budget_release(released);
+}
+
+void regions_clear_flag(uintptr_t start, size_t len, unsigned flag)
+{
+	size_t i;
+	if (__atomic_load_n(&nreg, __ATOMIC_RELAXED) == 0)
+		return;
+	spin_lock(&reg_lock);
+	for (i = reg_lower(start); i < nreg && reg[i].start < start + len; i++)
+		reg[i].flags &= (uint16_t)~flag;
+	spin_unlock(&reg_lock);
 }
 
 uint64_t regions_forget(uintptr_t start, size_t len)

@@ -13,13 +13,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { RF_LOCKED = 1 };
+enum {
+	RF_LOCKED = 1,  /* the shim mlocked it */
+	RF_RECYCLE = 2, /* mapped by a recycle rule and still exactly as mapped */
+};
 
 struct region {
 	uintptr_t start, end;
 	uint64_t charged;
 	uint16_t rule;
 	uint16_t flags;
+	int prot, mflags;       /* of the mmap call, for recycling */
 };
 
 /* Budget */
@@ -32,6 +36,17 @@ uint64_t budget_peak(void);
 
 /* Mapped regions.  regions_add returns 0, or -1 when the table is full. */
 int regions_add(uintptr_t start, size_t len, int rule, unsigned flags, uint64_t charged);
+/* The mmap arguments of the region just added at start (for recycling). */
+void regions_set_mmap(uintptr_t start, int prot, int mflags);
+/* Remove the entry covering exactly [start, start+len); 1 and *out if found.
+ * Its charge is the caller's to give back. */
+int regions_take_exact(uintptr_t start, size_t len, struct region *out);
+/* Give back the charge of [start, start+len) but keep the entries
+ * (MADV_DONTNEED: the range stays mapped, its pages are gone). */
+void regions_uncharge(uintptr_t start, size_t len);
+/* Clear `flag` on every entry overlapping the range (mprotect: no longer
+ * "exactly as mapped"). */
+void regions_clear_flag(uintptr_t start, size_t len, unsigned flag);
 /* Forget [start, start+len): entries are trimmed or split; the charge of the
  * forgotten part is released.  Returns the number of bytes released. */
 uint64_t regions_forget(uintptr_t start, size_t len);

@@ -1,5 +1,6 @@
 /* report.c: see report.h. */
 #include "report.h"
+#include "recycle.h"
 #include "regions.h"
 #include "sbuf.h"
 #include "stats.h"
@@ -75,6 +76,17 @@ static void json_rule(struct sbuf *sb, const char *name, const struct rule_stats
 		sb_chr(sb, '}');
 		json_kv(sb, "huge_bytes", rs->huge_bytes, 1);
 		json_kv(sb, "small_fallbacks", rs->small_fallbacks, 1);
+		sb_str(sb, ",\"recycle\":{");
+		json_kv(sb, "kept", rs->recycle_kept, 0);
+		json_kv(sb, "recycled", rs->recycle_reused, 1);
+		json_kv(sb, "bytes_reused", rs->recycle_reused_bytes, 1);
+		json_kv(sb, "zeroed_bytes", rs->recycle_zeroed_bytes, 1);
+		sb_str(sb, ",\"zeroing_s\":");
+		sb_secs(sb, rs->recycle_zero_ns);
+		json_kv(sb, "cache_peak_bytes", rs->recycle_peak_bytes, 1);
+		json_kv(sb, "cache_bytes", recycle_kept_bytes(rule), 1);
+		json_kv(sb, "dropped", rs->recycle_dropped, 1);
+		sb_chr(sb, '}');
 	}
 	sb_chr(sb, ',');
 	json_sizes(sb, &rs->sizes);
@@ -166,6 +178,17 @@ static void text_rule(struct sbuf *sb, const char *name, const struct rule_stats
 			sb_str(sb, ", left ");
 			sb_size_human(sb, left);
 		}
+		sb_chr(sb, ')');
+	}
+	if (rs->recycle_kept || rs->recycle_reused) {
+		sb_str(sb, "; recycled ");
+		sb_u64(sb, rs->recycle_reused);
+		sb_str(sb, " (");
+		sb_size_human(sb, rs->recycle_reused_bytes);
+		sb_str(sb, ", zeroing ");
+		sb_fixed(sb, rs->recycle_zero_ns / 1000000, 3);
+		sb_str(sb, " s, cache peak ");
+		sb_size_human(sb, rs->recycle_peak_bytes);
 		sb_chr(sb, ')');
 	}
 	if (rs->huge_bytes) {

@@ -51,6 +51,14 @@ struct rule_stats {
 	/* huge pages */
 	uint64_t huge_bytes;          /* backed by huge pages by our populate */
 	uint64_t small_fallbacks;     /* asked for huge pages, got small ones */
+	/* recycle */
+	uint64_t recycle_kept;        /* regions kept at munmap */
+	uint64_t recycle_reused;      /* regions handed back by mmap */
+	uint64_t recycle_reused_bytes;
+	uint64_t recycle_zeroed_bytes; /* resident bytes cleared for reuse */
+	uint64_t recycle_zero_ns;
+	uint64_t recycle_peak_bytes;  /* cache high-water mark */
+	uint64_t recycle_dropped;     /* not kept: cache full, budget, memory short */
 	struct hist sizes;
 };
 

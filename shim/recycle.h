@@ -1,0 +1,24 @@
+/* recycle.h: keeping freed regions for reuse (see recycle.c). */
+#ifndef PREFAULT_RECYCLE_H
+#define PREFAULT_RECYCLE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "policy.h"
+
+void recycle_setup(const struct policy *pol);
+/* The program unmapped exactly this region of `rule`: keep it?  1 if kept
+ * (the caller must not unmap it), 0 if it should really be unmapped. */
+int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags);
+/* A kept region for this request, zeroed where the program had touched it;
+ * 0 if none.  *resident gets the pages that are resident (and zero). */
+uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident);
+/* The program wants this address range (MAP_FIXED, a hint, mremap): give
+ * back any kept region in it, so the kernel sees what it would without us. */
+void recycle_release_range(uintptr_t start, size_t len);
+/* Give back everything kept (memory short, mmap ENOMEM, exit). */
+void recycle_flush(void);
+uint64_t recycle_kept_bytes(int rule);
+void recycle_lock(void);
+void recycle_unlock(void);
+void recycle_fork_child(void);
+#endif
