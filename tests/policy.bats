@@ -63,7 +63,8 @@ bad_cases() {
 	[rule r]\nsize =\naction = none|2|no value
 	[rule r]\nsise = 1M\naction = none|2|unknown rule key 'sise'
 	[rule r]\naction = populate sometimes|2|unknown action 'sometimes'
-	[rule r]\naction = recycle|2|unknown action 'recycle'
+	[rule r]\naction = recycle|1|recycle works on mmap calls only
+	[rule r]\ncall = mmap\nsize = 256K 1M\naction = recycle|3|write two rules
 	[rule r]\nthreads = 2\naction = willneed|1|threads applies to populate
 	[rule r]\nthreads = 0\naction = populate|2|threads takes a whole number from 1 to 64
 	[rule r]\nthreads = 2x\naction = populate|2|threads takes a whole number

@@ -35,6 +35,19 @@
  *   bgwork SIZE MS        map SIZE, work MS ms on the CPU, then write every
  *                         page: map_ns, loop_faults
  *   nothp CMD...          exec CMD with transparent huge pages disabled
+ *   zerostress T N        T threads, each N rounds: map 256 KiB or 1 MiB, check
+ *                         every word reads zero, scribble over a random part
+ *                         (sparse or dense), then give it back whole, in
+ *                         halves, after mremap, or after MADV_DONTNEED/FREE:
+ *                         nonzero= (words that were not zero on arrival)
+ *   reclaim               the program unmaps and then wants the same address
+ *                         range back (MAP_FIXED_NOREPLACE, a hint, mprotect,
+ *                         madvise and in-place mremap growth on it): prints
+ *                         what each returned, to compare with no shim
+ *   forkrecycle N         unmap N 1 MiB regions, fork; parent and child each
+ *                         map N again, check zero, scribble: nonzero=
+ *   cycle N SIZE          N times: mmap, note residency, write every page,
+ *                         munmap: min_resident=, loop_faults=
  *   stack KB              a new thread's first call uses KB of stack: faults=
  *   stackmain KB          the same in the main thread
  */
@@ -407,6 +420,135 @@ static void *stack_thread(void *arg)
 	return (void *)f;
 }
 
+static int zs_rounds;
+static long zs_nonzero;
+
+static void *zs_main(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg * 7919u + 1;
+	int r;
+	for (r = 0; r < zs_rounds; r++) {
+		size_t size = (rand_r(&seed) & 1) ? 1 << 20 : 256 << 10, n = size / 8, i, k;
+		uint64_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		long bad = 0;
+		if (p == MAP_FAILED) {
+			__atomic_fetch_add(&zs_nonzero, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			bad += p[i] != 0;
+		if (bad)
+			__atomic_fetch_add(&zs_nonzero, bad, __ATOMIC_RELAXED);
+		/* scribble: dense (every word) or sparse (a few pages) */
+		if (rand_r(&seed) & 1) {
+			for (i = 0; i < n; i++)
+				p[i] = 0xdeadbeefcafef00dull ^ i;
+		} else {
+			for (k = 0; k < 5; k++)
+				p[(rand_r(&seed) % n)] = 0x5555555555555555ull;
+		}
+		switch (rand_r(&seed) % 5) {
+		case 0:
+		case 1:
+			munmap(p, size);
+			break;
+		case 2: /* in halves */
+			munmap(p, size / 2);
+			munmap((char *)p + size / 2, size / 2);
+			break;
+		case 3: { /* moved first */
+			void *q = mremap(p, size, size, MREMAP_MAYMOVE);
+			munmap(q, size);
+			break;
+		}
+		case 4: /* pages dropped, then unmapped */
+			madvise(p, size, (rand_r(&seed) & 1) ? MADV_DONTNEED : MADV_FREE);
+			munmap(p, size);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static int cmd_reclaim(void)
+{
+	size_t m = 1 << 20;
+	char *p, *q, *r;
+	int ret;
+	/* 1. MAP_FIXED_NOREPLACE on a range the program just unmapped */
+	p = mmap(NULL, m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memset(p, 7, m);
+	munmap(p, m);
+	q = mmap(p, m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	printf("noreplace same=%d zero=%d\n", q == p, q != MAP_FAILED && q[0] == 0 && q[m - 1] == 0);
+	if (q != MAP_FAILED)
+		munmap(q, m);
+	/* 2. a hint at a range just unmapped */
+	p = mmap(NULL, m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p[0] = 1;
+	munmap(p, m);
+	q = mmap(p, m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	printf("hint same=%d zero=%d\n", q == p, q[0] == 0);
+	munmap(q, m);
+	/* 3. mprotect and madvise on unmapped memory fail with ENOMEM */
+	p = mmap(NULL, m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p[0] = 1;
+	munmap(p, m);
+	errno = 0;
+	ret = mprotect(p, m, PROT_READ);
+	printf("mprotect ret=%d errno=%d\n", ret, errno);
+	errno = 0;
+	ret = madvise(p, m, MADV_DONTNEED);
+	printf("madvise ret=%d errno=%d\n", ret, errno);
+	/* 4. growing in place over a range just unmapped */
+	p = mmap(NULL, 2 * m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(p, 2 * m);
+	q = mmap(p, m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	r = mmap(p + m, m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	printf("adjacent=%d\n", q == p && r == p + m);
+	r[0] = 1;
+	munmap(r, m);
+	r = mremap(q, m, 2 * m, 0);
+	printf("grow in place ok=%d\n", r == q);
+	return 0;
+}
+
+static int cmd_forkrecycle(int n)
+{
+	size_t m = 1 << 20;
+	char *v[256];
+	int i, st;
+	long bad = 0;
+	pid_t c;
+	if (n > 256)
+		n = 256;
+	for (i = 0; i < n; i++) {
+		v[i] = mmap(NULL, m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		memset(v[i], 0x77, m);
+	}
+	for (i = 0; i < n; i++)
+		munmap(v[i], m);
+	c = fork();
+	for (i = 0; i < n; i++) {
+		size_t k;
+		v[i] = mmap(NULL, m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		for (k = 0; k < m; k += 64)
+			bad += v[i][k] != 0;
+		memset(v[i], c == 0 ? 0x11 : 0x22, m);
+	}
+	for (i = 0; i < n; i++) {
+		size_t k;
+		for (k = 0; k < m; k += 4096)
+			bad += v[i][k] != (c == 0 ? 0x11 : 0x22);
+		munmap(v[i], m);
+	}
+	if (c == 0)
+		_exit(bad ? 1 : 0);
+	waitpid(c, &st, 0);
+	printf("nonzero=%ld child_ok=%d\n", bad, WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return 0;
+}
+
 static size_t th_size;
 static int th_n, th_bad;
 
@@ -582,6 +724,41 @@ int main(int argc, char **argv)
 		execv(argv[2], argv + 2);
 		perror(argv[2]);
 		return 127;
+	}
+	if (!strcmp(argv[1], "zerostress") && argc >= 4) {
+		int t = atoi(argv[2]), i;
+		pthread_t tid[64];
+		zs_rounds = atoi(argv[3]);
+		if (t > 64)
+			t = 64;
+		for (i = 0; i < t; i++)
+			pthread_create(&tid[i], NULL, zs_main, (void *)(intptr_t)i);
+		for (i = 0; i < t; i++)
+			pthread_join(tid[i], NULL);
+		printf("threads=%d rounds=%d nonzero=%ld\n", t, zs_rounds, zs_nonzero);
+		return 0;
+	}
+	if (!strcmp(argv[1], "reclaim"))
+		return cmd_reclaim();
+	if (!strcmp(argv[1], "forkrecycle") && argc >= 3)
+		return cmd_forkrecycle(atoi(argv[2]));
+	if (!strcmp(argv[1], "cycle") && argc >= 4) {
+		int n = atoi(argv[2]), i;
+		size_t size = parse_size(argv[3]), k, minres = (size_t)-1;
+		long f = 0;
+		for (i = 0; i < n; i++) {
+			char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			size_t r = resident(p, size);
+			long f0 = thread_faults();
+			if (r < minres)
+				minres = r;
+			for (k = 0; k < size; k += pg)
+				p[k] = 1;
+			f += thread_faults() - f0;
+			munmap(p, size);
+		}
+		printf("min_resident=%zu pages=%zu loop_faults=%ld\n", minres, size / pg, f);
+		return 0;
 	}
 	if (!strcmp(argv[1], "stack") && argc >= 3) {
 		pthread_t t;

@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# Recycling freed regions: zero-filled like fresh memory, under every way a
+# program can treat a region.
+load helpers
+
+rc_policy() {
+	policy rc <<-EOF
+	[global]
+	${2:-}
+	[rule arenas]
+	call = mmap
+	size = 256K..1M
+	map = anon private
+	action = ${1:-recycle}
+	EOF
+}
+
+@test "zero-fill contract under stress: threads map 256 KiB and 1 MiB, scribble, give back in every way" {
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(rc_policy)" "$PROBE" zerostress 8 300
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(kv nonzero "$output")" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	# the contract was really exercised: regions were kept and handed back
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['recycled']")" -gt 200 ]
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['zeroed_bytes']")" -gt 0 ]
+}
+
+@test "recycling cuts the faults of an mmap/touch/munmap loop" {
+	run --separate-stderr "$PROBE" churn 300 1M
+	plain=$(kv churn_faults "$output")
+	[ "$plain" -ge 70000 ]
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(rc_policy)" "$PROBE" churn 300 1M
+	[ "$(kv churn_faults "$output")" -lt $((plain / 20)) ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['bytes_reused']")" -eq $((299 << 20)) ]
+}
+
+@test "the address space looks as it would without the shim (MAP_FIXED_NOREPLACE, hints, mprotect, madvise, mremap growth)" {
+	run --separate-stderr "$PROBE" reclaim
+	plain="$output"
+	[ "$(grep -c . <<<"$plain")" -eq 6 ]
+	run --separate-stderr shimmed "$(rc_policy)" "$PROBE" reclaim
+	[ "$output" = "$plain" ]
+}
+
+@test "fork: parent and child both reuse the inherited cache, each zero-filled and private" {
+	run --separate-stderr shimmed "$(rc_policy)" "$PROBE" forkrecycle 30
+	echo "$output"
+	[ "$(kv nonzero "$output")" -eq 0 ]
+	[ "$(kv child_ok "$output")" -eq 1 ]
+}
+
+@test "populate with recycle: a new region arrives resident, a recycled one already is" {
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(rc_policy 'recycle populate')" "$PROBE" cycle 40 1M
+	echo "$output"
+	[ "$(kv min_resident "$output")" -eq 256 ]
+	[ "$(kv loop_faults "$output")" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['recycled']")" -eq 39 ]
+	# populated once: the recycled ones were not populated again
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['prefaulted_bytes']")" -eq $((1 << 20)) ]
+}
+
+@test "recycle_max bounds the cache, and so does the budget" {
+	pol=$(policy rm <<<$'[rule arenas]\ncall = mmap\nsize = 1M\naction = recycle\nrecycle_max = 8M')
+	# forkrecycle maps 20 regions, then unmaps them all: at most 8 are kept
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$PROBE" forkrecycle 20
+	f="$BATS_TEST_TMPDIR/r.json"
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['cache_peak_bytes']")" -le $((8 << 20)) ]
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['dropped']")" -ge 12 ]
+	REPORT="$BATS_TEST_TMPDIR/b.json" run --separate-stderr shimmed "$(rc_policy recycle 'budget = 3M')" "$PROBE" forkrecycle 20
+	f="$BATS_TEST_TMPDIR/b.json"
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['cache_peak_bytes']")" -le $((3 << 20)) ]
+	[ "$(jget "$f" "d['budget']['peak']")" -le $((3 << 20)) ]
+}
+
+@test "a region unmapped in part, moved, or reprotected is never kept" {
+	pol=$(rc_policy)
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$PROBE" unmaprace 40 1M
+	[ "$(kv bad "$output")" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	# unmaprace: 10 unmapped whole (kept), 10 moved, 10 reprotected, 10 replaced by MAP_FIXED
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['kept']")" -le 10 ]
+}
+
+@test "policy checks for recycle" {
+	for bad in $'[rule r]\naction = recycle' $'[rule r]\ncall = malloc\naction = recycle' \
+	           $'[rule r]\ncall = mmap\nmap = shared\naction = recycle' $'[rule r]\nrecycle_max = 8M\naction = populate'; do
+		f="$BATS_TEST_TMPDIR/bad.policy"
+		printf '%s\n' "$bad" >"$f"
+		run --separate-stderr "$PF" check "$f"
+		[ "$status" -eq 2 ]
+		[[ "$stderr" == "$f:1: "* ]]
+	done
+}
