@@ -245,7 +245,10 @@ static void start_counting(void)
 
 static void set_budget(void)
 {
-	uint64_t avail = os_mem_available(), room = os_cgroup_room(), b;
+	uint64_t avail, room, b;
+	os_cgroup_init();
+	avail = os_mem_available();
+	room = os_cgroup_room();
 	if (room < avail || !avail)
 		avail = room;
 	/* Default: half of what is free now.  An explicit budget is still capped

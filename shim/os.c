@@ -80,7 +80,9 @@ static uint64_t parse_u64(const char *s)
 
 uint64_t os_mem_available(void)
 {
-	char buf[8192];
+	/* MemTotal, MemFree, MemAvailable are the first three lines: a small
+	 * read keeps this cheap and light on the caller's stack. */
+	char buf[256];
 	const char *p;
 	if (os_read_file("/proc/meminfo", buf, sizeof buf) < 0)
 		return 0;
@@ -88,47 +90,114 @@ uint64_t os_mem_available(void)
 	return p ? parse_u64(p + 13) * 1024 : 0;
 }
 
-uint64_t os_cgroup_room(void)
+/* The memory cgroup's limit and usage files, for this cgroup and each one
+ * above it (a parent's limit binds too), found once at start. */
+#define CG_LEVELS 8
+static char cg_limit[CG_LEVELS][300], cg_usage[CG_LEVELS][300];
+static int cg_levels;
+
+/* The mount point of the memory controller: cgroup2, or cgroup v1 with the
+ * "memory" option.  From /proc/self/mountinfo. */
+static int cg_mount(int v2, char *out, size_t cap)
 {
-	/* /proc/self/cgroup for v2 is "0::/path"; walk the path up to the root. */
-	char cg[1024], path[1400], val[64];
-	uint64_t best = UINT64_MAX;
-	char *rel, *nl;
+	char buf[16384], *line, *save = NULL;
+	if (os_read_file("/proc/self/mountinfo", buf, sizeof buf) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* id parent maj:min root mountpoint opts ... - fstype source superopts */
+		char *f[5], *dash = strstr(line, " - "), *p = line;
+		int i;
+		if (!dash)
+			continue;
+		for (i = 0; i < 5; i++) {
+			f[i] = p;
+			p = strchr(p, ' ');
+			if (!p)
+				break;
+			*p++ = '\0';
+		}
+		if (i < 5)
+			continue;
+		if (v2 ? !strncmp(dash + 3, "cgroup2 ", 8)
+		       : (!strncmp(dash + 3, "cgroup ", 7) && (strstr(dash, ",memory") || strstr(dash, " memory")))) {
+			size_t n = strlen(f[4]);
+			if (n >= cap)
+				return -1;
+			memcpy(out, f[4], n + 1);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void os_cgroup_init(void)
+{
+	char cg[2048], mnt[256], rel[1024], *line, *save = NULL;
+	int v2 = 0, found = 0;
+	cg_levels = 0;
 	if (os_read_file("/proc/self/cgroup", cg, sizeof cg) < 0)
-		return best;
-	rel = strstr(cg, "0::");
-	if (!rel)
-		return best;
-	rel += 3;
-	nl = strchr(rel, '\n');
-	if (nl)
-		*nl = '\0';
+		return;
+	for (line = strtok_r(cg, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		if (!strcmp(c1 + 1, "memory") || (!strncmp(c1 + 1, "memory,", 7)) || strstr(c1 + 1, ",memory")) {
+			v2 = 0; /* v1 memory controller: it is the one that limits */
+			found = 1;
+		} else if (!found && !strcmp(line, "0") && c1[1] == '\0') {
+			v2 = 1;
+		} else {
+			continue;
+		}
+		if (strlen(c2 + 1) >= sizeof rel)
+			return;
+		strcpy(rel, c2 + 1);
+		if (found)
+			break;
+	}
+	if ((!found && !v2) || cg_mount(v2, mnt, sizeof mnt) < 0)
+		return;
 	for (;;) {
 		size_t n = strlen(rel);
-		uint64_t max, cur;
-		if (n + 40 < sizeof path) {
-			memcpy(path, "/sys/fs/cgroup", 14);
-			memcpy(path + 14, rel, n);
-			memcpy(path + 14 + n, "/memory.max", 12);
-			if (os_read_file(path, val, sizeof val) > 0 && val[0] >= '0' && val[0] <= '9') {
-				max = parse_u64(val);
-				memcpy(path + 14 + n, "/memory.current", 16);
-				cur = os_read_file(path, val, sizeof val) > 0 ? parse_u64(val) : 0;
-				if (max > cur && max - cur < best)
-					best = max - cur;
-				else if (max <= cur)
-					best = 0;
-			}
+		if (cg_levels < CG_LEVELS && strlen(mnt) + n + 32 < sizeof cg_limit[0]) {
+			char *l = cg_limit[cg_levels], *u = cg_usage[cg_levels];
+			strcpy(l, mnt);
+			strcat(l, n > 1 ? rel : "");
+			strcpy(u, l);
+			strcat(l, v2 ? "/memory.max" : "/memory.limit_in_bytes");
+			strcat(u, v2 ? "/memory.current" : "/memory.usage_in_bytes");
+			cg_levels++;
 		}
 		if (n <= 1)
 			break;
-		nl = strrchr(rel, '/');
-		if (!nl)
+		line = strrchr(rel, '/');
+		if (!line)
 			break;
-		if (nl == rel)
+		if (line == rel)
 			rel[1] = '\0';
 		else
-			*nl = '\0';
+			*line = '\0';
+	}
+}
+
+uint64_t os_cgroup_room(void)
+{
+	uint64_t best = UINT64_MAX;
+	int i;
+	for (i = 0; i < cg_levels; i++) {
+		char val[32];
+		uint64_t max, cur;
+		if (os_read_file(cg_limit[i], val, sizeof val) <= 0 || val[0] < '0' || val[0] > '9')
+			continue; /* "max": no limit here */
+		max = parse_u64(val);
+		if (max >= (1ull << 62))
+			continue; /* v1's "no limit" is a huge number */
+		cur = os_read_file(cg_usage[i], val, sizeof val) > 0 ? parse_u64(val) : 0;
+		if (max <= cur)
+			return 0;
+		if (max - cur < best)
+			best = max - cur;
 	}
 	return best;
 }

@@ -18,8 +18,11 @@ int os_online_cpus(void);
 long os_read_file(const char *path, char *buf, size_t cap);
 /* MemAvailable in bytes, 0 if unknown. */
 uint64_t os_mem_available(void);
-/* The tightest cgroup v2 memory.max above us minus its memory.current,
- * UINT64_MAX if none. */
+/* Find the memory cgroup's files (v2 memory.max, or v1 limit_in_bytes) for
+ * this cgroup and its ancestors; once, at start. */
+void os_cgroup_init(void);
+/* The least room (limit minus usage) over those levels, UINT64_MAX if
+ * none is limited. */
 uint64_t os_cgroup_room(void);
 /* Open a report file for writing without following a symlink in its last
  * component and only if it is (or becomes) a regular file we own.  Returns

@@ -51,7 +51,7 @@ static int swap_on;
 
 void recycle_setup(const struct policy *pol)
 {
-	char buf[8192];
+	char buf[2048]; /* SwapTotal is in the first 20 lines */
 	const char *p;
 	int i;
 	for (i = 0; pol && i < pol->nrules; i++)

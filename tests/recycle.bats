@@ -93,3 +93,43 @@ rc_policy() {
 		[[ "$stderr" == "$f:1: "* ]]
 	done
 }
+
+# in_small_cgroup LIMIT CMD...: run CMD in a new memory cgroup limited to
+# LIMIT bytes (cgroup v1 or v2); returns 99 when cgroups cannot be made here.
+in_small_cgroup() {
+	local limit=$1 base cg v
+	shift
+	if base=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup) && [ -n "$base" ] && [ -w "/sys/fs/cgroup/memory$base" ]; then
+		cg="/sys/fs/cgroup/memory$base/prefault-bats-$$"
+		mkdir "$cg" || return 99
+		echo "$limit" >"$cg/memory.limit_in_bytes" || { rmdir "$cg"; return 99; }
+	elif base=$(sed -n 's/^0:://p' /proc/self/cgroup) && grep -qw memory "/sys/fs/cgroup$base/cgroup.subtree_control" 2>/dev/null; then
+		cg="/sys/fs/cgroup$base/prefault-bats-$$"
+		mkdir "$cg" || return 99
+		echo "$limit" >"$cg/memory.max" || { rmdir "$cg"; return 99; }
+	else
+		return 99
+	fi
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"
+	v=$?
+	rmdir "$cg" 2>/dev/null || true
+	return $v
+}
+
+@test "kept regions are given back when the cgroup's memory gets short" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to make a cgroup"
+	pol=$(rc_policy)
+	# No limit: the cache holds what was unmapped, up to recycle_max.
+	REPORT="$BATS_TEST_TMPDIR/free.json" run --separate-stderr shimmed "$pol" "$PROBE" pressure 80M 64 60
+	[ "$(jget "$BATS_TEST_TMPDIR/free.json" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['cache_bytes']")" -ge $((60 << 20)) ]
+	# 256 MiB cgroup: once the program grows, the cache is dropped.
+	REPORT="$BATS_TEST_TMPDIR/short.json" run --separate-stderr in_small_cgroup $((256 << 20)) env LD_PRELOAD="$SHIM" PREFAULT_POLICY="$pol" PREFAULT_REPORT="$BATS_TEST_TMPDIR/short.json" "$PROBE" pressure 80M 64 60
+	[ "$status" -ne 99 ] || skip "cannot make a memory cgroup here"
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/short.json"
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['cache_bytes']")" -eq 0 ]
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['dropped']")" -ge 1 ]
+	# and the default budget follows the cgroup: half its room, not half the machine
+	[ "$(jget "$f" "d['budget']['limit']")" -lt $((256 << 20)) ]
+}

@@ -48,6 +48,10 @@
  *                         map N again, check zero, scribble: nonzero=
  *   cycle N SIZE          N times: mmap, note residency, write every page,
  *                         munmap: min_resident=, loop_faults=
+ *   pressure LIVE N GROW  keep LIVE MiB touched, map and touch N 1 MiB regions,
+ *                         unmap them, wait 200 ms, touch GROW MiB more, unmap
+ *                         one more 1 MiB region (memory is now short in a
+ *                         small cgroup)
  *   stack KB              a new thread's first call uses KB of stack: faults=
  *   stackmain KB          the same in the main thread
  */
@@ -736,6 +740,25 @@ int main(int argc, char **argv)
 		for (i = 0; i < t; i++)
 			pthread_join(tid[i], NULL);
 		printf("threads=%d rounds=%d nonzero=%ld\n", t, zs_rounds, zs_nonzero);
+		return 0;
+	}
+	if (!strcmp(argv[1], "pressure") && argc >= 5) {
+		int n = atoi(argv[3]), i;
+		char *v[512];
+		struct timespec ts = { 0, 200 * 1000 * 1000 };
+		if (n > 512)
+			n = 512;
+		map_touch(parse_size(argv[2]));
+		for (i = 0; i < n; i++)
+			v[i] = map_touch(1 << 20);
+		for (i = 0; i < n; i++)
+			munmap(v[i], 1 << 20);
+		nanosleep(&ts, NULL);
+		for (i = 0; i < atoi(argv[4]) / 4; i++)
+			map_touch(4 << 20);
+		v[0] = map_touch(1 << 20);
+		munmap(v[0], 1 << 20);
+		printf("done=1\n");
 		return 0;
 	}
 	if (!strcmp(argv[1], "reclaim"))
