@@ -38,9 +38,10 @@ endif
 
 SHIM_SRC := shim/init.c shim/interpose.c shim/match.c shim/os.c shim/policy.c shim/glob.c \
             shim/prefault.c shim/regions.c shim/report.c shim/sbuf.c shim/stats.c \
-            shim/worker.c shim/pool.c shim/stack.c shim/recycle.c
+            shim/worker.c shim/pool.c shim/stack.c shim/recycle.c shim/profile.c
 PURE_SRC := shim/policy.c shim/glob.c shim/sbuf.c
-CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c
+CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c tools/cli_profile.c \
+           tools/profile_data.c tools/profile_out.c tools/suggest.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/libstack.so
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
@@ -79,7 +80,7 @@ $(BUILD)/prefault: $(CLI_OBJ)
 $(BUILD)/probes/%: tests/probes/%.c $(wildcard tests/probes/*.h)
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -O1 -g -Wall -fno-builtin -D_GNU_SOURCE -o $@ $< -lpthread
+	$(Q)$(CC) -O1 -g -Wall -fno-builtin -rdynamic -D_GNU_SOURCE -o $@ $< -lpthread
 
 $(BUILD)/probes/lib%.so: tests/probes/lib%.c
 	$(call say,CC,$@)

@@ -20,6 +20,7 @@
 #include "match.h"
 #include "os.h"
 #include "prefault.h"
+#include "profile.h"
 #include "recycle.h"
 #include "regions.h"
 #include "report.h"
@@ -289,6 +290,11 @@ void shim_init(void)
 		have_policy = 1;
 		pinfo.policy_path = policy_path;
 	}
+	{
+		const char *prof = getenv("PREFAULT_PROFILE");
+		if (prof && *prof)
+			profile_init(prof);
+	}
 	rep = getenv("PREFAULT_REPORT");
 	if (rep && *rep)
 		set_dest(rep);
@@ -321,9 +327,13 @@ static void atfork_prepare(void)
 	worker_lock();
 	recycle_lock();
 	stats_lock();
+	if (profiling)
+		profile_lock();
 }
 static void atfork_parent(void)
 {
+	if (profiling)
+		profile_unlock();
 	stats_unlock();
 	recycle_unlock();
 	worker_unlock();
@@ -341,6 +351,10 @@ static void atfork_child(void)
 	pool_fork_child();
 	recycle_fork_child();
 	stats_reset();
+	if (profiling) {
+		profile_unlock();
+		profile_fork_child();
+	}
 	__atomic_store_n(&reported, 0, __ATOMIC_RELAXED);
 	start_counting();
 }
@@ -406,6 +420,13 @@ void shim_report(void)
 			close(fd);
 		}
 	}
+	if (profiling) {
+		struct faults now, d;
+		os_faults_self(&now);
+		d.minor = now.minor - pinfo.f0.minor;
+		d.major = now.major - pinfo.f0.major;
+		profile_finish(pinfo.program, pinfo.exe, pinfo.ppid, &d);
+	}
 	shim_guard--;
 	errno = e;
 }
@@ -418,6 +439,10 @@ __attribute__((constructor)) static void shim_ctor(void)
 	shim_guard++;
 	stats_thread_init();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	if (profiling) { /* the main thread's fault event, and the reader */
+		profile_thread_start();
+		profile_tick();
+	}
 	shim_guard--;
 	stack_main();
 }

@@ -13,6 +13,7 @@
 #include "shim.h"
 #include "match.h"
 #include "prefault.h"
+#include "profile.h"
 #include "recycle.h"
 #include "regions.h"
 #include "stack.h"
@@ -92,11 +93,15 @@ static void *wrap_mmap(enum entry e, enum real_id rid, void *addr, size_t len, i
 		st_add(&g_stats.failed[e], 1);
 		if (rule >= 0)
 			pf_cancel(&pl);
-	} else if (rule >= 0) {
-		stats_count_request(&g_stats.rules[rule], len);
-		pf_apply(&rq, &pl, p, PAGE_UP(len), NULL);
 	} else {
-		stats_unmatched(0, len);
+		if (rule >= 0) {
+			stats_count_request(&g_stats.rules[rule], len);
+			pf_apply(&rq, &pl, p, PAGE_UP(len), NULL);
+		} else {
+			stats_unmatched(0, len);
+		}
+		if (unlikely(profiling))
+			profile_map((uintptr_t)p, PAGE_UP(len), CALL_MMAP, ret, rq.mk, rq.pk);
 	}
 	shim_guard--;
 	errno = err;
@@ -124,6 +129,8 @@ EXPORT int munmap(void *addr, size_t len)
 		/* Forget before unmapping: once the range is free, another thread's
 		 * mmap may get it, and its tracking must not be the one we drop. */
 		shim_guard++;
+		if (unlikely(profiling))
+			profile_unmap((uintptr_t)addr, PAGE_UP(len));
 		kept = pf_munmap(addr, PAGE_UP(len));
 		shim_guard--;
 		if (kept)
@@ -145,8 +152,11 @@ EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 	if (unlikely(!f))
 		return sys_mremap(old, oldlen, newlen, flags, new_addr);
 	if (shim_on()) {
+		void *r;
 		stats_call(E_MREMAP);
 		shim_guard++;
+		if (unlikely(profiling))
+			profile_unmap((uintptr_t)old, PAGE_UP(oldlen));
 		pf_unmapped(old, PAGE_UP(oldlen));
 		if (PAGE_UP(newlen) > PAGE_UP(oldlen)) /* growing in place needs what follows */
 			pf_claim_range((char *)old + PAGE_UP(oldlen), PAGE_UP(newlen) - PAGE_UP(oldlen));
@@ -155,6 +165,15 @@ EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 			pf_claim_range(new_addr, PAGE_UP(newlen));
 		}
 		shim_guard--;
+		r = f(old, oldlen, newlen, flags, new_addr);
+		if (unlikely(profiling) && r != MAP_FAILED) {
+			int err = errno;
+			shim_guard++;
+			profile_map((uintptr_t)r, PAGE_UP(newlen), CALL_MMAP, RET, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
+			shim_guard--;
+			errno = err;
+		}
+		return r;
 	}
 	return f(old, oldlen, newlen, flags, new_addr);
 }
@@ -220,6 +239,11 @@ static void after_alloc(enum entry e, void *p, size_t size, const void *ret)
 	uintptr_t s, t;
 	int rule, err;
 	stats_call(e);
+	if (unlikely(profiling)) {
+		shim_guard++;
+		profile_block(p, size, ret);
+		shim_guard--;
+	}
 	if (size < match_min_size[1]) {
 		stats_unmatched(1, size);
 		return;
@@ -245,10 +269,12 @@ static void after_alloc(enum entry e, void *p, size_t size, const void *ret)
 static void before_free(void *p)
 {
 	int err;
-	if (!blocks_count())
+	if (!blocks_count() && likely(!profiling))
 		return;
 	err = errno;
 	shim_guard++;
+	if (unlikely(profiling))
+		profile_free(p);
 	pf_freed(p);
 	shim_guard--;
 	errno = err;

@@ -14,6 +14,7 @@
 #include "match.h"
 #include "os.h"
 #include "prefault.h"
+#include "profile.h"
 #include "regions.h"
 #include "shim.h"
 #include "stats.h"
@@ -114,7 +115,12 @@ static void *trampoline(void *p)
 	uint64_t charged;
 	void *ret;
 	__atomic_store_n(&t->used, 0, __ATOMIC_RELEASE);
-	charged = prefault_self(rule);
+	if (profiling) {
+		shim_guard++;
+		profile_thread_start();
+		shim_guard--;
+	}
+	charged = rule >= 0 ? prefault_self(rule) : 0;
 	ret = fn(arg);
 	budget_release(charged); /* (a thread ending in pthread_exit keeps it) */
 	return ret;
@@ -129,8 +135,8 @@ int stack_wrap(void *(**fn)(void *), void **arg, const pthread_attr_t *attr, con
 	if (!size)
 		size = default_stack();
 	rule = stack_rule(size, ret);
-	if (rule < 0)
-		return 0;
+	if (rule < 0 && !profiling)
+		return 0; /* (profiling needs every thread: it opens its fault event) */
 	for (i = 0; i < TRAMPS; i++) {
 		int expect = 0;
 		if (__atomic_compare_exchange_n(&tramps[i].used, &expect, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {

@@ -1,0 +1,24 @@
+/* profile.h: fault profiling (PREFAULT_PROFILE; see profile.c). */
+#ifndef PREFAULT_PROFILE_H
+#define PREFAULT_PROFILE_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "os.h"
+
+extern int profiling;
+void profile_init(const char *path_template);
+void profile_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk);
+void profile_unmap(uintptr_t start, size_t len);
+void profile_block(const void *p, size_t len, const void *ret);
+void profile_free(const void *p);
+/* This thread's page-fault event (main thread at start, others at birth). */
+void profile_thread_start(void);
+/* Start the reader thread in this process if it is not running. */
+void profile_tick(void);
+void profile_lock(void);
+void profile_unlock(void);
+void profile_fork_child(void);
+/* Drain, count what is still mapped, write the per-process file. */
+void profile_finish(const char *program, const char *exe, pid_t ppid, const struct faults *f);
+#endif
