@@ -23,5 +23,6 @@ void exec_or_die(char **cmd) __attribute__((noreturn));
 int set_preload(const char *shim);
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 void usage(FILE *out);
 #endif

@@ -14,6 +14,9 @@ void usage(FILE *out)
 	        "        a .json path gives JSON).  Exit status is CMD's.\n"
 	        "  check POLICY...\n"
 	        "        check policies: one line per rule, or FILE:LINE: what is wrong (exit 2)\n"
+	        "  profile [-o FILE.json] [--suggest POLICY] [--svg FILE.svg] [--folded FILE] [--period N] -- CMD...\n"
+	        "        where CMD's faults come from: mapping sites, touched share, the code\n"
+	        "        taking them; optionally a suggested policy.  Exit status is CMD's.\n"
 	        "  --help, --version\n"
 	        "\n"
 	        "Shipped policies: ");
@@ -39,6 +42,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check"))
 		return cmd_check(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "profile"))
+		return cmd_profile(argc - 1, argv + 1);
 	fprintf(stderr, "prefault: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

@@ -52,6 +52,10 @@
  *                         unmap them, wait 200 ms, touch GROW MiB more, unmap
  *                         one more 1 MiB region (memory is now short in a
  *                         small cgroup)
+ *   mixed                 three mapping sites in their own functions: dense
+ *                         (8 x 4 MiB, every page written), sparse (8 x 8 MiB,
+ *                         one page each), churn (64 x 1 MiB mapped, written,
+ *                         unmapped); prints peak RSS: vmhwm_kb=
  *   stack KB              a new thread's first call uses KB of stack: faults=
  *   stackmain KB          the same in the main thread
  */
@@ -287,7 +291,7 @@ static long smaps_field(void *addr, const char *key)
 	return v;
 }
 
-static void *map_touch(size_t size)
+__attribute__((noinline)) void *map_touch(size_t size)
 {
 	size_t i;
 	char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -553,6 +557,21 @@ static int cmd_forkrecycle(int n)
 	return 0;
 }
 
+__attribute__((noinline)) void *site_dense(void) { return map_touch(4 << 20); }
+
+__attribute__((noinline)) void *site_sparse(void)
+{
+	char *p = mmap(NULL, 8 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p[0] = 1;
+	return p;
+}
+
+__attribute__((noinline)) void site_churn(void)
+{
+	void *p = map_touch(1 << 20);
+	munmap(p, 1 << 20);
+}
+
 static size_t th_size;
 static int th_n, th_bad;
 
@@ -759,6 +778,17 @@ int main(int argc, char **argv)
 		v[0] = map_touch(1 << 20);
 		munmap(v[0], 1 << 20);
 		printf("done=1\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "mixed")) {
+		int i;
+		for (i = 0; i < 8; i++)
+			site_dense();
+		for (i = 0; i < 8; i++)
+			site_sparse();
+		for (i = 0; i < 64; i++)
+			site_churn();
+		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 		return 0;
 	}
 	if (!strcmp(argv[1], "reclaim"))

@@ -1,0 +1,202 @@
+/* profile_out.c: a merged profile as JSON, as folded stacks (flamegraph.pl
+ * and speedscope read them), and as a self-contained SVG chart. */
+#include "profile_data.h"
+#include <stdio.h>
+#include <string.h>
+
+void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_sites(FILE *f, const struct psite *s, size_t n)
+{
+	size_t i;
+	fputc('[', f);
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s{\"caller\":", i ? "," : "");
+		json_string(f, s[i].caller);
+		fprintf(f, ",\"symbol\":");
+		json_string(f, s[i].symbol);
+		fprintf(f, ",\"call\":\"%s\",\"kind\":\"%s\",\"prot\":\"%s\",\"size\":%llu,\"size_min\":%llu,\"size_max\":%llu,"
+		           "\"maps\":%llu,\"unmaps\":%llu,\"bytes\":%llu,\"touched_bytes\":%llu,\"faults\":%llu}",
+		        s[i].call, s[i].kind, s[i].prot, (unsigned long long)s[i].size_class, (unsigned long long)s[i].size_min,
+		        (unsigned long long)s[i].size_max, (unsigned long long)s[i].maps, (unsigned long long)s[i].unmaps,
+		        (unsigned long long)s[i].bytes, (unsigned long long)s[i].touched, (unsigned long long)s[i].faults);
+	}
+	fputc(']', f);
+}
+
+static void json_code(FILE *f, const struct pcount *c, size_t n)
+{
+	size_t i;
+	fputc('[', f);
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s{\"symbol\":", i ? "," : "");
+		json_string(f, c[i].b);
+		fprintf(f, ",\"object\":");
+		json_string(f, c[i].a);
+		fprintf(f, ",\"faults\":%llu}", (unsigned long long)c[i].n);
+	}
+	fputc(']', f);
+}
+
+static void json_other(FILE *f, const struct pcount *c, size_t n)
+{
+	size_t i;
+	fputc('[', f);
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s{\"where\":", i ? "," : "");
+		json_string(f, c[i].a);
+		fprintf(f, ",\"faults\":%llu}", (unsigned long long)c[i].n);
+	}
+	fputc(']', f);
+}
+
+static void json_common(FILE *f, const struct profile *p)
+{
+	fprintf(f, "\"perf\":");
+	json_string(f, p->perf_ok ? "ok" : p->perf_why[0] ? p->perf_why : "refused");
+	fprintf(f, ",\"faults\":{\"minor\":%llu,\"major\":%llu},\"sampled\":%llu,\"period\":%llu,\"lost\":%llu,"
+	           "\"outside_sites\":%llu,\"in_shim\":%llu,\"sites\":",
+	        (unsigned long long)p->minor, (unsigned long long)p->major, (unsigned long long)p->sampled,
+	        (unsigned long long)p->period, (unsigned long long)p->lost, (unsigned long long)p->unattributed,
+	        (unsigned long long)p->in_shim);
+	json_sites(f, p->sites, p->nsites);
+	fprintf(f, ",\"code\":");
+	json_code(f, p->code, p->ncode);
+	fprintf(f, ",\"other\":");
+	json_other(f, p->other, p->nother);
+}
+
+int write_profile_json(const char *path, const struct profile *m, const struct profile *procs, int n, char **cmd,
+                       int status)
+{
+	FILE *f = fopen(path, "w");
+	int i;
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	fprintf(f, "{\"command\":[");
+	for (i = 0; cmd[i]; i++) {
+		if (i)
+			fputc(',', f);
+		json_string(f, cmd[i]);
+	}
+	fprintf(f, "],\"exit_status\":%d,\"processes_count\":%d,", status, n);
+	json_common(f, m);
+	fprintf(f, ",\"processes\":[");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s{\"pid\":%ld,\"ppid\":%ld,\"program\":", i ? "," : "", procs[i].pid, procs[i].ppid);
+		json_string(f, procs[i].program);
+		fprintf(f, ",\"exe\":");
+		json_string(f, procs[i].exe);
+		fputc(',', f);
+		json_common(f, &procs[i]);
+		fputc('}', f);
+	}
+	fprintf(f, "]}\n");
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+int write_folded(const char *path, const struct profile *m)
+{
+	FILE *f = fopen(path, "w");
+	size_t i;
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	for (i = 0; i < m->nstacks; i++)
+		fprintf(f, "%s %llu\n", m->stacks[i].a, (unsigned long long)m->stacks[i].n);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+static void xml(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20)
+				fputc(*s, f);
+		}
+	}
+}
+
+
+/* Two bars per site: its share of the sampled faults, and how much of what
+ * it mapped the program touched.  Heaviest first, up to 16 sites. */
+int write_svg(const char *path, const struct profile *m, char **cmd)
+{
+	FILE *f = fopen(path, "w");
+	size_t i, n = m->nsites < 16 ? m->nsites : 16;
+	int w = 960, left = 360, barw = 260, row = 34, top = 70, h = top + (int)(n ? n : 1) * row + 50;
+	uint64_t tot = m->sampled ? m->sampled : 1, maxf = 1;
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (m->sites[i].faults > maxf)
+			maxf = m->sites[i].faults;
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+	           "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\">\n", w, h, w, h);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n<text x=\"12\" y=\"22\" font-size=\"15\" "
+	           "font-weight=\"bold\">prefault profile: ");
+	for (i = 0; cmd[i] && i < 6; i++) {
+		xml(f, cmd[i]);
+		fputc(' ', f);
+	}
+	fprintf(f, "</text>\n<text x=\"12\" y=\"40\" fill=\"#444\">%llu faults in all; ", (unsigned long long)(m->minor + m->major));
+	if (m->perf_ok)
+		fprintf(f, "%llu sampled. ", (unsigned long long)m->sampled);
+	else
+		fprintf(f, "fault sampling unavailable (mapping figures only). ");
+	fprintf(f, "Orange: share of sampled faults. Blue: share of the mapped bytes the program touched.</text>\n");
+	fprintf(f, "<text x=\"%d\" y=\"60\" fill=\"#444\">faults</text><text x=\"%d\" y=\"60\" fill=\"#444\">touched</text>\n",
+	        left, left + barw + 40);
+	for (i = 0; i < n; i++) {
+		const struct psite *s = &m->sites[i];
+		char lab[300], sz[32], mapped[32];
+		int y = top + (int)i * row;
+		double fw = (double)barw * (double)s->faults / (double)maxf;
+		double tw = s->bytes ? (double)barw * (double)s->touched / (double)s->bytes : 0;
+		site_label(lab, sizeof lab, s);
+		human_size(sz, sizeof sz, s->size_min);
+		human_size(mapped, sizeof mapped, s->bytes);
+		fprintf(f, "<text x=\"12\" y=\"%d\">", y + 12);
+		xml(f, lab);
+		fprintf(f, "</text>\n<text x=\"12\" y=\"%d\" fill=\"#666\" font-size=\"10\">%s %s, %llu maps, %s mapped</text>\n",
+		        y + 25, s->call, sz, (unsigned long long)s->maps, mapped);
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"14\" fill=\"#f0f0f0\"/>"
+		           "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"14\" fill=\"#e8742a\"/>"
+		           "<text x=\"%d\" y=\"%d\" font-size=\"10\">%.1f%%</text>\n",
+		        left, y + 2, barw, left, y + 2, fw, left + barw + 2, y + 13, 100.0 * (double)s->faults / (double)tot);
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"14\" fill=\"#f0f0f0\"/>"
+		           "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"14\" fill=\"#3b7dd8\"/>"
+		           "<text x=\"%d\" y=\"%d\" font-size=\"10\">%.1f%%</text>\n",
+		        left + barw + 40, y + 2, barw, left + barw + 40, y + 2, tw, left + 2 * barw + 42, y + 13,
+		        s->bytes ? 100.0 * (double)s->touched / (double)s->bytes : 0.0);
+	}
+	if (!n)
+		fprintf(f, "<text x=\"12\" y=\"%d\">no mapping sites were seen</text>\n", top + 12);
+	fprintf(f, "<text x=\"12\" y=\"%d\" fill=\"#666\" font-size=\"10\">Faults outside these sites (heap, stacks, "
+	           "libraries, glibc's own mmaps): %llu.</text>\n</svg>\n",
+	        h - 20, (unsigned long long)m->unattributed);
+	return fclose(f) == 0 ? 0 : -1;
+}
