@@ -244,7 +244,7 @@ static void start_counting(void)
 	os_faults_self(&pinfo.f0);
 }
 
-static void set_budget(void)
+static uint64_t compute_budget(void)
 {
 	uint64_t avail, room, b;
 	os_cgroup_init();
@@ -257,7 +257,7 @@ static void set_budget(void)
 	b = avail == UINT64_MAX ? UINT64_MAX : avail / 2;
 	if (have_policy && g_pol.has_budget)
 		b = g_pol.budget < room ? g_pol.budget : room;
-	budget_set(b);
+	return b;
 }
 
 void shim_init(void)
@@ -276,7 +276,6 @@ void shim_init(void)
 		return;
 	}
 	start_counting();
-	read_exe();
 	prog = program_invocation_short_name;
 	copy_str(pinfo.program, sizeof pinfo.program, prog && *prog ? prog : "?");
 	pol = getenv("PREFAULT_POLICY");
@@ -302,10 +301,18 @@ void shim_init(void)
 		set_dest(g_pol.report);
 	else
 		set_dest("stderr");
-	set_budget();
+	budget_set_lazy(compute_budget);
 	pf_init(have_policy ? &g_pol : NULL);
 	{
-		const char *exe_base = strrchr(pinfo.exe, '/');
+		/* The executable's own name is needed only to match program or
+		 * caller globs (python3 is python3.11), and for the report. */
+		const char *exe_base;
+		int i, globs = 0;
+		for (i = 0; have_policy && i < g_pol.nrules; i++)
+			globs |= g_pol.rules[i].nprogram || g_pol.rules[i].ncaller;
+		if (globs || profiling)
+			read_exe();
+		exe_base = strrchr(pinfo.exe, '/');
 		match_setup(have_policy ? &g_pol : NULL, pinfo.program, exe_base ? exe_base + 1 : pinfo.exe);
 	}
 	if (have_policy && g_pol.mlockall && mlockall(g_pol.mlockall) != 0)
@@ -398,6 +405,8 @@ void shim_report(void)
 	if (__atomic_exchange_n(&reported, 1, __ATOMIC_ACQ_REL))
 		return;
 	shim_guard++;
+	if (!pinfo.exe[0])
+		read_exe();
 	if (!strcmp(report_dest, "none")) {
 		;
 	} else if (!strcmp(report_dest, "stderr")) {

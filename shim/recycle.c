@@ -51,15 +51,26 @@ static int swap_on;
 
 void recycle_setup(const struct policy *pol)
 {
-	char buf[2048]; /* SwapTotal is in the first 20 lines */
-	const char *p;
 	int i;
 	for (i = 0; pol && i < pol->nrules; i++)
 		rule_max[i] = pol->rules[i].recycle_max ? pol->rules[i].recycle_max : 64ull << 20;
+	swap_on = -1; /* looked up at the first reuse */
+}
+
+/* Is there swap?  (Then a page that is not resident may hold swapped data.) */
+static int swap_in_use(void)
+{
+	char buf[2048]; /* SwapTotal is in the first 20 lines */
+	const char *p;
+	int on = __atomic_load_n(&swap_on, __ATOMIC_RELAXED);
+	if (on >= 0)
+		return on;
 	if (os_read_file("/proc/meminfo", buf, sizeof buf) > 0 && (p = strstr(buf, "SwapTotal:")))
-		swap_on = p[strspn(p + 10, " ") + 10] != '0';
+		on = p[strspn(p + 10, " ") + 10] != '0';
 	else
-		swap_on = 1; /* unknown: assume swap, the safe side */
+		on = 1; /* unknown: assume swap, the safe side */
+	__atomic_store_n(&swap_on, on, __ATOMIC_RELAXED);
+	return on;
 }
 
 /* Flags that make two anonymous mappings interchangeable. */
@@ -179,6 +190,7 @@ static size_t zero_touched(uintptr_t s, size_t len)
 {
 	unsigned char vec[1024];
 	size_t resident = 0, done = 0;
+	int swap = swap_in_use();
 	while (done < len) {
 		size_t pages = (len - done) / pf_page, i, runs = 0, run_start = 0;
 		uintptr_t base = s + done;
@@ -203,7 +215,7 @@ static size_t zero_touched(uintptr_t s, size_t len)
 				if (res) {
 					memset(p, 0, (run_start - i) * pf_page);
 					resident += run_start - i;
-				} else if (swap_on) { /* may hold swapped-out data */
+				} else if (swap) { /* may hold swapped-out data */
 					sys_madvise(p, (run_start - i) * pf_page, MADV_DONTNEED);
 				}
 			}

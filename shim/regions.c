@@ -1,15 +1,46 @@
 /* regions.c: see regions.h. */
 #include "regions.h"
 #include "lock.h"
+#include <sched.h>
 #include <string.h>
 
 #define REG_MAX 16384
 #define BLK_MAX 16384 /* power of two */
 
 static uint64_t b_limit = UINT64_MAX, b_used, b_peak;
+static uint64_t (*b_compute)(void);
+static int b_state; /* 0: not yet computed, 1: computing, 2: known */
 
-void budget_set(uint64_t limit) { __atomic_store_n(&b_limit, limit, __ATOMIC_RELAXED); }
-uint64_t budget_limit(void) { return __atomic_load_n(&b_limit, __ATOMIC_RELAXED); }
+/* The limit is worked out on first use: most processes of a tree never
+ * prefault anything, and reading /proc and the cgroup files costs each of
+ * them a dozen system calls at start. */
+void budget_set_lazy(uint64_t (*compute)(void))
+{
+	b_compute = compute;
+	__atomic_store_n(&b_state, 0, __ATOMIC_RELEASE);
+}
+
+void budget_set(uint64_t limit)
+{
+	__atomic_store_n(&b_limit, limit, __ATOMIC_RELAXED);
+	__atomic_store_n(&b_state, 2, __ATOMIC_RELEASE);
+}
+
+uint64_t budget_limit(void)
+{
+	int st = __atomic_load_n(&b_state, __ATOMIC_ACQUIRE);
+	if (st != 2 && b_compute) {
+		int expect = 0;
+		if (__atomic_compare_exchange_n(&b_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&b_limit, b_compute(), __ATOMIC_RELAXED);
+			__atomic_store_n(&b_state, 2, __ATOMIC_RELEASE);
+		} else {
+			while (__atomic_load_n(&b_state, __ATOMIC_ACQUIRE) != 2)
+				sched_yield(); /* another thread is reading a few small files */
+		}
+	}
+	return __atomic_load_n(&b_limit, __ATOMIC_RELAXED);
+}
 uint64_t budget_used(void) { return __atomic_load_n(&b_used, __ATOMIC_RELAXED); }
 uint64_t budget_peak(void) { return __atomic_load_n(&b_peak, __ATOMIC_RELAXED); }
 

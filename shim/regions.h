@@ -28,6 +28,8 @@ struct region {
 
 /* Budget */
 void budget_set(uint64_t limit);
+/* The limit comes from compute(), called once, on first use. */
+void budget_set_lazy(uint64_t (*compute)(void));
 uint64_t budget_limit(void);
 int budget_reserve(uint64_t n);   /* 1 if granted */
 void budget_release(uint64_t n);
