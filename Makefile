@@ -41,7 +41,7 @@ SHIM_SRC := shim/init.c shim/interpose.c shim/match.c shim/os.c shim/policy.c sh
             shim/worker.c shim/pool.c shim/stack.c shim/recycle.c shim/profile.c
 PURE_SRC := shim/policy.c shim/glob.c shim/sbuf.c
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c tools/cli_profile.c \
-           tools/profile_data.c tools/profile_out.c tools/suggest.c
+           tools/profile_data.c tools/profile_out.c tools/suggest.c tools/cli_trial.c tools/cli_bench.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/libstack.so
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
@@ -74,7 +74,7 @@ $(BUILD)/obj/tools/%.o: tools/%.c tools/*.h shim/*.h Makefile
 
 $(BUILD)/prefault: $(CLI_OBJ)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(CLI_OBJ) -lm
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(CLI_OBJ) -lm -lpthread
 
 # Probes: -fno-builtin keeps each malloc/mmap a real call the shim can see.
 $(BUILD)/probes/%: tests/probes/%.c $(wildcard tests/probes/*.h)
@@ -101,6 +101,7 @@ $(BUILD)/bench/%: bench/%.c
 
 # Benchmarks: timings live here, never in tests.  Figures in BENCHMARKS.md.
 bench: all $(BUILD)/bench/overhead $(BUILD)/bench/large
+	$(Q)$(BUILD)/prefault bench -r 3 512M
 	$(Q)sh bench/large.sh $(BUILD) 5 512
 	$(Q)sh bench/overhead.sh $(BUILD) 31 3000 touch
 	$(Q)sh bench/overhead.sh $(BUILD) 21 200000 calls
@@ -128,9 +129,13 @@ install: all
 	$(Q)install -m 755 $(BUILD)/prefault $(DESTDIR)$(BINDIR)/prefault
 	$(Q)install -m 644 $(BUILD)/libprefault.so $(DESTDIR)$(LIBDIR)/libprefault.so
 	$(Q)install -m 644 policies/*.policy $(DESTDIR)$(DATADIR)/policies/
+	$(Q)install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	$(Q)install -m 644 man/prefault.1 $(DESTDIR)$(MANDIR)/man1/prefault.1
+	$(Q)install -m 644 man/prefault.policy.5 $(DESTDIR)$(MANDIR)/man5/prefault.policy.5
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/prefault $(DESTDIR)$(LIBDIR)/libprefault.so
+	rm -f $(DESTDIR)$(MANDIR)/man1/prefault.1 $(DESTDIR)$(MANDIR)/man5/prefault.policy.5
 	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:

@@ -24,5 +24,7 @@ int set_preload(const char *shim);
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_trial(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 void usage(FILE *out);
 #endif

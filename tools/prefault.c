@@ -17,6 +17,12 @@ void usage(FILE *out)
 	        "  profile [-o FILE.json] [--suggest POLICY] [--svg FILE.svg] [--folded FILE] [--period N] -- CMD...\n"
 	        "        where CMD's faults come from: mapping sites, touched share, the code\n"
 	        "        taking them; optionally a suggested policy.  Exit status is CMD's.\n"
+	        "  trial [-n RUNS] -p POLICY [--json] -- CMD [ARGS...]\n"
+	        "        does the policy help?  CMD without and with it, alternating; medians,\n"
+	        "        spreads, ratios and a verdict (faster, slower, no effect, inconclusive)\n"
+	        "  bench [-r ROUNDS] [--json] [SIZE]\n"
+	        "        first touch, MAP_POPULATE, MADV_POPULATE_WRITE, mlock, huge pages and\n"
+	        "        threads on a SIZE buffer (512M), per page and as factors\n"
 	        "  --help, --version\n"
 	        "\n"
 	        "Shipped policies: ");
@@ -44,6 +50,10 @@ int main(int argc, char **argv)
 		return cmd_check(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "profile"))
 		return cmd_profile(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "trial"))
+		return cmd_trial(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "bench"))
+		return cmd_bench(argc - 1, argv + 1);
 	fprintf(stderr, "prefault: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;
