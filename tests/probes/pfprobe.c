@@ -56,6 +56,8 @@
  *                         (8 x 4 MiB, every page written), sparse (8 x 8 MiB,
  *                         one page each), churn (64 x 1 MiB mapped, written,
  *                         unmapped); prints peak RSS: vmhwm_kb=
+ *   burn MS               MS ms of arithmetic, no memory to speak of
+ *   fail CODE             map and touch 4 MiB, then exit CODE
  *   stack KB              a new thread's first call uses KB of stack: faults=
  *   stackmain KB          the same in the main thread
  */
@@ -790,6 +792,15 @@ int main(int argc, char **argv)
 			site_churn();
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 		return 0;
+	}
+	if (!strcmp(argv[1], "burn") && argc >= 3) {
+		burn_ms(atof(argv[2]));
+		return 0;
+	}
+	if (!strcmp(argv[1], "fail") && argc >= 3) {
+		map_touch(4 << 20);
+		fprintf(stderr, "pfprobe: failing on purpose\n");
+		return atoi(argv[2]);
 	}
 	if (!strcmp(argv[1], "reclaim"))
 		return cmd_reclaim();
