@@ -326,9 +326,15 @@ const struct policy *shim_policy(void) { return have_policy ? &g_pol : NULL; }
 /* ---- fork ---- */
 
 /* Every lock the shim has is held across fork, so that the child never
- * inherits one held by a thread that does not exist there. */
+ * inherits one held by a thread that does not exist there.  The forking
+ * thread's guard stays up from here until our parent or child handler: the
+ * handlers other libraries registered before ours run in between (glibc
+ * runs child and parent handlers in registration order, prepare handlers in
+ * reverse), and if they allocate, map or start a thread (ThreadSanitizer's
+ * child handler does) our wrappers must not wait for our own locks. */
 static void atfork_prepare(void)
 {
+	shim_guard++;
 	match_lock();
 	regions_lock_all();
 	worker_lock();
@@ -346,6 +352,7 @@ static void atfork_parent(void)
 	worker_unlock();
 	regions_unlock_all();
 	match_unlock();
+	shim_guard--;
 }
 static void atfork_child(void)
 {
@@ -362,6 +369,7 @@ static void atfork_child(void)
 		profile_unlock();
 		profile_fork_child();
 	}
+	shim_guard--;
 	__atomic_store_n(&reported, 0, __ATOMIC_RELAXED);
 	start_counting();
 }

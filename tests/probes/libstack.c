@@ -5,8 +5,12 @@
  *
  * Its constructor maps 4 MiB and mallocs 4 MiB and records how much of each
  * was resident when the call returned: preloaded after the shim, it runs
- * before the shim's constructor, so this shows calls arriving early. */
+ * before the shim's constructor, so this shows calls arriving early.  It
+ * also registers fork handlers (before the shim's) that allocate and map,
+ * as other libraries' handlers may. */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -70,8 +74,17 @@ static size_t resident(char *p, size_t len)
 	return r;
 }
 
+static void fork_handler(void)
+{
+	void *p = malloc(100), *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	free(p);
+	if (m != MAP_FAILED)
+		munmap(m, 1 << 20);
+}
+
 __attribute__((constructor)) static void early_calls(void)
 {
+	pthread_atfork(fork_handler, fork_handler, fork_handler);
 	char *m = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *b = malloc(4 << 20);
 	early_map_res = m == MAP_FAILED ? 0 : resident(m, 4 << 20);
