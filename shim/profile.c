@@ -438,13 +438,21 @@ static void drain_one(struct pthr *t)
 	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-static void drain_all(void)
+static int finished; /* the file is written: no more draining */
+
+static void drain_locked(void)
 {
 	int i;
-	spin_lock(&drain_lock);
 	for (i = 0; i < THREADS; i++)
 		if (__atomic_load_n(&thr[i].used, __ATOMIC_ACQUIRE))
 			drain_one(&thr[i]);
+}
+
+static void drain_all(void)
+{
+	spin_lock(&drain_lock);
+	if (!finished)
+		drain_locked();
 	spin_unlock(&drain_lock);
 }
 
@@ -544,6 +552,7 @@ void profile_fork_child(void)
 	memset(stacks, 0, STACKS * sizeof *stacks);
 	memset(others, 0, OTHERS * sizeof *others);
 	samples = lost = unattributed = in_shim = 0;
+	finished = 0;
 	perf_ok = -1;
 	reader_running = 0;
 	reader_pid = 0;
@@ -659,7 +668,11 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, const stru
 	const char *t;
 	if (!profiling || sys_getpid() != my_pid)
 		return;
-	drain_all();
+	/* The reader must not count while the tables are written out: hold
+	 * the drain lock throughout, and leave it retired. */
+	spin_lock(&drain_lock);
+	drain_locked();
+	finished = 1;
 	/* what is still mapped: count what was touched */
 	spin_lock(&live_lock);
 	for (i = 0; (size_t)i < nmaps; i++)
@@ -678,8 +691,10 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, const stru
 		}
 	}
 	fd = os_open_report(sb_cstr(&pth));
-	if (fd < 0)
+	if (fd < 0) {
+		spin_unlock(&drain_lock);
 		return;
+	}
 	sb_init(&sb, buf, sizeof buf, fd);
 	sb_str(&sb, "prefault-profile\t1\nprocess\t");
 	sb_u64(&sb, (uint64_t)my_pid);
@@ -788,4 +803,5 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, const stru
 	sb_str(&sb, "end\n");
 	sb_flush(&sb);
 	close(fd);
+	spin_unlock(&drain_lock);
 }

@@ -77,15 +77,16 @@ static int swap_in_use(void)
 static int key_flags(int flags)
 {
 	return flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_LOCKED | MAP_HUGETLB |
-	                MAP_STACK | MAP_GROWSDOWN | (0x3f << 26) /* MAP_HUGE_SHIFT bits */);
+	                MAP_STACK | MAP_GROWSDOWN | (int)(0x3fu << 26) /* MAP_HUGE_SHIFT bits */);
 }
 
 static void drop_locked(int i, uintptr_t *a, size_t *l)
 {
 	*a = kept[i].addr;
 	*l = kept[i].len;
-	kept_bytes[kept[i].rule] -= kept[i].len;
-	kept_total -= kept[i].len;
+	/* (read without the lock by memory_short and the report) */
+	__atomic_fetch_sub(&kept_bytes[kept[i].rule], kept[i].len, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&kept_total, kept[i].len, __ATOMIC_RELAXED);
 	memmove(&kept[i], &kept[i + 1], (size_t)(nkept - i - 1) * sizeof kept[0]);
 	__atomic_store_n(&nkept, nkept - 1, __ATOMIC_RELAXED);
 }
@@ -175,8 +176,8 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags)
 	kept[nkept].prot = prot;
 	kept[nkept].flags = key_flags(flags);
 	__atomic_store_n(&nkept, nkept + 1, __ATOMIC_RELAXED);
-	kept_bytes[rule] += len;
-	kept_total += len;
+	__atomic_fetch_add(&kept_bytes[rule], len, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&kept_total, len, __ATOMIC_RELAXED);
 	if (kept_bytes[rule] > st_get(&rs->recycle_peak_bytes))
 		__atomic_store_n(&rs->recycle_peak_bytes, kept_bytes[rule], __ATOMIC_RELAXED);
 	spin_unlock(&klock);

@@ -194,10 +194,14 @@ int cmd_profile(int argc, char **argv)
 	remove_dir(dir);
 	free(dir);
 	merge_profiles(procs, nproc, &merged);
-	qsort(merged.sites, merged.nsites, sizeof merged.sites[0], cmp_site);
-	qsort(merged.code, merged.ncode, sizeof merged.code[0], cmp_count);
-	qsort(merged.other, merged.nother, sizeof merged.other[0], cmp_count);
-	qsort(merged.stacks, merged.nstacks, sizeof merged.stacks[0], cmp_count);
+	if (merged.nsites) /* (qsort of a NULL, empty array is undefined) */
+		qsort(merged.sites, merged.nsites, sizeof merged.sites[0], cmp_site);
+	if (merged.ncode)
+		qsort(merged.code, merged.ncode, sizeof merged.code[0], cmp_count);
+	if (merged.nother)
+		qsort(merged.other, merged.nother, sizeof merged.other[0], cmp_count);
+	if (merged.nstacks)
+		qsort(merged.stacks, merged.nstacks, sizeof merged.stacks[0], cmp_count);
 	snprintf(cmd, sizeof cmd, "%s", argv[i]);
 	print_table(stderr, &merged, nproc, cmd);
 	if (out_json && write_profile_json(out_json, &merged, procs, nproc, argv + i, rc) < 0)
