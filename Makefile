@@ -123,6 +123,37 @@ test: all probes
 test-cpython: all
 	$(Q)sh tests/cpython.sh $(BUILD)
 
+# The suite against sanitized builds of the shim: UBSan alone (every test),
+# then ASan+UBSan and TSan with their runtime preloaded first (tests that the
+# runtime's own malloc, mlock, vfork or interceptors change skip themselves).
+SAN_CFLAGS ?= -O1 -g
+test-sanitize:
+	$(Q)$(MAKE) --no-print-directory SANITIZE=undefined CFLAGS="$(SAN_CFLAGS)" all probes
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined CFLAGS="$(SAN_CFLAGS)" all probes
+	$(Q)$(MAKE) --no-print-directory SANITIZE=thread CFLAGS="$(SAN_CFLAGS)" all probes
+	$(Q)sh tests/sanitize.sh build-undefined undefined
+	$(Q)sh tests/sanitize.sh build-address-undefined address
+	$(Q)sh tests/sanitize.sh build-thread thread
+
+# The parser under libFuzzer with ASan and UBSan, seeded from policies/ and
+# the regression inputs in tests/fuzz/corpus (FUZZ_SECONDS, 600 by default).
+FUZZ_SECONDS ?= 600
+FUZZ_CC ?= clang
+$(BUILD)/fuzz_policy: tests/fuzz/fuzz_policy.c $(PURE_SRC) shim/*.h
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
+		-Ishim -o $@ tests/fuzz/fuzz_policy.c $(PURE_SRC)
+
+fuzz: $(BUILD)/fuzz_policy
+	$(Q)mkdir -p $(BUILD)/fuzz-corpus
+	$(Q)$(BUILD)/fuzz_policy -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -dict=tests/fuzz/policy.dict \
+		-artifact_prefix=$(BUILD)/fuzz- $(BUILD)/fuzz-corpus tests/fuzz/corpus policies
+
+# Every kept input (found crashes, once fixed, are kept in tests/fuzz/corpus) through the parser once.
+fuzz-regress: $(BUILD)/fuzz_policy
+	$(Q)$(BUILD)/fuzz_policy -runs=0 tests/fuzz/corpus policies
+
 install: all
 	$(call say,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR)/policies
@@ -141,5 +172,5 @@ uninstall:
 clean:
 	rm -rf build build-*
 
-.PHONY: all probes test test-cpython install uninstall clean demo bench bench-python
+.PHONY: all probes test test-cpython test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python
 .DELETE_ON_ERROR:

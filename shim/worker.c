@@ -145,6 +145,11 @@ void shim_spawn(void *(*fn)(void *), size_t stack, int *count, int want)
 	sigset_t all, old;
 	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
 		(int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))real_fn(R_PTHREAD_CREATE);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+	/* A sanitizer must see our threads start (through its interceptor,
+	 * which then reaches our wrapper with the guard up, and glibc). */
+	create = pthread_create;
+#endif
 	if (!create || pthread_attr_init(&attr) != 0)
 		return;
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

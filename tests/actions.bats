@@ -10,6 +10,7 @@ load helpers
 }
 
 @test "populate: every entry point is resident when it returns, and the touch loop takes no fault" {
+	needs_own_malloc
 	pol=$(populate_all)
 	for entry in mmap mmap64 malloc calloc realloc posix_memalign aligned_alloc memalign valloc pvalloc; do
 		run --separate-stderr shimmed "$pol" "$PROBE" alloc "$entry" 4M
@@ -37,6 +38,7 @@ load helpers
 }
 
 @test "call = malloc does not act on mmap, and call = mmap does not act on malloc" {
+	needs_own_malloc
 	pm=$(policy m <<<$'[rule r]\ncall = malloc\nsize = >=1M\naction = populate')
 	run --separate-stderr shimmed "$pm" "$PROBE" alloc mmap 4M
 	[ "$(kv resident "$output")" -eq 0 ]
@@ -86,6 +88,7 @@ load helpers
 }
 
 @test "lock: the mapping counts in VmLck" {
+	needs_plain_runtime
 	pol=$(policy l <<<$'[rule r]\nsize = >=1M\naction = lock')
 	run --separate-stderr "$PROBE" vmlck 4M
 	[ "$(kv vmlck_kb "$output")" -eq 0 ]
@@ -94,6 +97,7 @@ load helpers
 }
 
 @test "mlockall = current future (the realtime recipe): later mappings are locked too" {
+	needs_plain_runtime
 	pol=$(policy ml <<<$'[global]\nmlockall = current future')
 	run --separate-stderr shimmed "$pol" "$PROBE" vmlck 4M
 	[ "$(kv vmlck_kb "$output")" -ge 4096 ]
@@ -113,6 +117,7 @@ load helpers
 }
 
 @test "caller globs match the calling object's file name" {
+	needs_no_tsan
 	yes=$(policy y <<<$'[rule r]\nsize = >=1M\ncaller = pfprob?\naction = populate')
 	no=$(policy n <<<$'[rule r]\nsize = >=1M\ncaller = libc.so*\naction = populate')
 	run --separate-stderr shimmed "$yes" "$PROBE" alloc mmap 4M

@@ -48,7 +48,7 @@ bg_policy() {
 }
 
 @test "background: fork and exit while the worker is busy; the child starts its own" {
-	REPORT="$BATS_TEST_TMPDIR/%p.json" run --separate-stderr timeout 60 env LD_PRELOAD="$SHIM" PREFAULT_POLICY="$(bg_policy)" PREFAULT_REPORT="$BATS_TEST_TMPDIR/%p.json" "$PROBE" forkbusy 1G
+	REPORT="$BATS_TEST_TMPDIR/%p.json" run --separate-stderr timeout 60 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$(bg_policy)" PREFAULT_REPORT="$BATS_TEST_TMPDIR/%p.json" "$PROBE" forkbusy 1G
 	echo "$output"
 	[ "$status" -eq 3 ]
 	[ "$(kv child "$output")" -eq 7 ]

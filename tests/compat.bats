@@ -4,6 +4,7 @@
 load helpers
 
 @test "errno and return values are the same with and without the shim" {
+	needs_own_malloc
 	run --separate-stderr "$PROBE" errno
 	plain="$output"
 	[ "$status" -eq 0 ]
@@ -16,8 +17,9 @@ load helpers
 }
 
 @test "a second preloaded library stacks with the shim, in either order" {
+	needs_own_malloc
 	pol=$(populate_all)
-	for order in "$SHIM:$STACKLIB" "$STACKLIB:$SHIM"; do
+	for order in "$SHIM_LD:$STACKLIB" "${SAN_RT:+$SAN_RT:}$STACKLIB:$SHIM"; do
 		LD_PRELOAD="$order" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none run --separate-stderr "$PROBE" alloc mmap 4M
 		echo "$order: $output / $stderr"
 		[ "$status" -eq 0 ]
@@ -45,6 +47,7 @@ print(len(blob), n, len(again))
 '
 
 @test "Debian's python3 runs unchanged under the cpython policy, and its arenas are matched (mmap64)" {
+	needs_no_tsan
 	[ -x "$PY" ] || skip "no /usr/bin/python3"
 	run --separate-stderr "$PY" -c "$PYPROG"
 	plain="$output"
@@ -66,12 +69,13 @@ print(len(blob), n, len(again))
 }
 
 @test "calls that arrive before the shim's constructor are handled (lazy start from any entry point)" {
+	needs_own_malloc
 	pol=$(populate_all)
 	# Preloaded after the shim, libstack's constructor runs first (ld.so
 	# initialises the later object first) and maps and allocates 4 MiB.
-	order=$(LD_DEBUG=files LD_PRELOAD="$SHIM:$STACKLIB" PREFAULT_REPORT=none /bin/true 2>&1 | sed -n 's/.*calling init: //p' | grep -E 'libstack|libprefault' | tr '\n' ' ')
+	order=$(LD_DEBUG=files LD_PRELOAD="$SHIM_LD:$STACKLIB" PREFAULT_REPORT=none /bin/true 2>&1 | sed -n 's/.*calling init: //p' | grep -E 'libstack|libprefault' | tr '\n' ' ')
 	[[ "$order" == *libstack.so*libprefault.so* ]]
-	LD_PRELOAD="$SHIM:$STACKLIB" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none run --separate-stderr "$PROBE" keep 0 1M
+	LD_PRELOAD="$SHIM_LD:$STACKLIB" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none run --separate-stderr "$PROBE" keep 0 1M
 	[ "$status" -eq 0 ]
 	[ "$(kv early_map_resident "$stderr")" -eq 1024 ]
 	[ "$(kv early_malloc_resident "$stderr")" -ge 1023 ]

@@ -11,6 +11,38 @@ STACKLIB="$B/probes/libstack.so"
 POLICIES="$BATS_TEST_DIRNAME/../policies"
 PY=/usr/bin/python3
 
+# Sanitized builds (make test-sanitize): the sanitizer's runtime must be
+# loaded first, so it is initialised before any instrumented code runs; ASan
+# and TSan then serve malloc from their own allocators, so tests of the
+# malloc-family wrappers skip themselves there (the UBSan run covers them).
+SAN_RT=
+case "${PREFAULT_SANITIZER:-}" in
+address*) SAN_RT=$(gcc -print-file-name=libasan.so) ;;
+thread) SAN_RT=$(gcc -print-file-name=libtsan.so) ;;
+esac
+SHIM_LD="${SAN_RT:+$SAN_RT:}$SHIM"
+# ASan and TSan also stub out mlock, map shadow memory (peak RSS), and cannot
+# be preloaded into a copied set-user-ID library: such tests need a plain build.
+needs_plain_runtime() {
+	if [ -n "$SAN_RT" ]; then
+		skip "the $PREFAULT_SANITIZER runtime changes what this test observes"
+	fi
+}
+# ThreadSanitizer stands in front of the shim: its interceptors make the mmap
+# calls (hiding the real caller), it turns vfork into fork, starts threads its
+# own way (our stack trampoline would run before it has set the thread up),
+# and faults in its shadow memory in the program's name.
+needs_no_tsan() {
+	if [ "${PREFAULT_SANITIZER:-}" = thread ]; then
+		skip "ThreadSanitizer changes what this test observes"
+	fi
+}
+needs_own_malloc() {
+	if [ -n "$SAN_RT" ]; then
+		skip "the $PREFAULT_SANITIZER runtime serves malloc itself"
+	fi
+}
+
 # policy NAME: write stdin to $BATS_TEST_TMPDIR/NAME.policy and print the path
 policy() {
 	local f="$BATS_TEST_TMPDIR/$1.policy"
@@ -23,7 +55,7 @@ policy() {
 shimmed() {
 	local pol="$1"
 	shift
-	LD_PRELOAD="$SHIM${LD_PRELOAD:+:$LD_PRELOAD}" PREFAULT_POLICY="$pol" PREFAULT_REPORT="${REPORT:-none}" "$@"
+	LD_PRELOAD="$SHIM_LD${LD_PRELOAD:+:$LD_PRELOAD}" PREFAULT_POLICY="$pol" PREFAULT_REPORT="${REPORT:-none}" "$@"
 }
 
 # kv KEY TEXT: the value of KEY=value in TEXT

@@ -16,6 +16,7 @@ site() { # FILE SIZE FIELD: a field of the site of that size
 perf_works() { [ "$(jget "$1" "d['perf']")" = ok ]; }
 
 @test "sites: bytes and touched bytes go to the right site, which is named" {
+	needs_no_tsan
 	profile "$BATS_TEST_TMPDIR/p.json" "$PROBE" mixed
 	[ "$status" -eq 0 ]
 	f="$BATS_TEST_TMPDIR/p.json"
@@ -38,6 +39,7 @@ perf_works() { [ "$(jget "$1" "d['perf']")" = ok ]; }
 }
 
 @test "sampled faults are charged to the site holding the address and to the code that took them" {
+	needs_no_tsan
 	profile "$BATS_TEST_TMPDIR/p.json" "$PROBE" mixed
 	f="$BATS_TEST_TMPDIR/p.json"
 	perf_works "$f" || skip "perf_event_open refused here: $(jget "$f" "d['perf']")"
@@ -49,6 +51,8 @@ perf_works() { [ "$(jget "$1" "d['perf']")" = ok ]; }
 }
 
 @test "the suggested policy: populate the dense site, recycle the churning one, leave the sparse one alone" {
+	needs_no_tsan
+	needs_plain_runtime
 	profile "$BATS_TEST_TMPDIR/p.json" "$PROBE" mixed
 	pol="$BATS_TEST_TMPDIR/p.policy"
 	run --separate-stderr "$PF" check "$pol"
@@ -71,6 +75,7 @@ perf_works() { [ "$(jget "$1" "d['perf']")" = ok ]; }
 }
 
 @test "perf refused: said plainly, and the mapping-level figures are still there" {
+	needs_no_tsan
 	PREFAULT_TEST_NO_PERF=1 profile "$BATS_TEST_TMPDIR/p.json" "$PROBE" mixed
 	[ "$status" -eq 0 ]
 	f="$BATS_TEST_TMPDIR/p.json"
@@ -85,6 +90,7 @@ perf_works() { [ "$(jget "$1" "d['perf']")" = ok ]; }
 }
 
 @test "JSON and SVG are well-formed; JSON has the documented fields" {
+	needs_no_tsan
 	profile "$BATS_TEST_TMPDIR/p.json" "$PROBE" mixed
 	f="$BATS_TEST_TMPDIR/p.json"
 	for k in caller call size maps bytes touched_bytes faults; do

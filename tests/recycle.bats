@@ -27,6 +27,7 @@ rc_policy() {
 }
 
 @test "recycling cuts the faults of an mmap/touch/munmap loop" {
+	needs_no_tsan
 	run --separate-stderr "$PROBE" churn 300 1M
 	plain=$(kv churn_faults "$output")
 	[ "$plain" -ge 70000 ]
@@ -51,6 +52,7 @@ rc_policy() {
 }
 
 @test "populate with recycle: a new region arrives resident, a recycled one already is" {
+	needs_no_tsan
 	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(rc_policy 'recycle populate')" "$PROBE" cycle 40 1M
 	echo "$output"
 	[ "$(kv min_resident "$output")" -eq 256 ]
@@ -123,7 +125,7 @@ in_small_cgroup() {
 	REPORT="$BATS_TEST_TMPDIR/free.json" run --separate-stderr shimmed "$pol" "$PROBE" pressure 80M 64 60
 	[ "$(jget "$BATS_TEST_TMPDIR/free.json" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['cache_bytes']")" -ge $((60 << 20)) ]
 	# 256 MiB cgroup: once the program grows, the cache is dropped.
-	REPORT="$BATS_TEST_TMPDIR/short.json" run --separate-stderr in_small_cgroup $((256 << 20)) env LD_PRELOAD="$SHIM" PREFAULT_POLICY="$pol" PREFAULT_REPORT="$BATS_TEST_TMPDIR/short.json" "$PROBE" pressure 80M 64 60
+	REPORT="$BATS_TEST_TMPDIR/short.json" run --separate-stderr in_small_cgroup $((256 << 20)) env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT="$BATS_TEST_TMPDIR/short.json" "$PROBE" pressure 80M 64 60
 	[ "$status" -ne 99 ] || skip "cannot make a memory cgroup here"
 	echo "$output $stderr"
 	[ "$status" -eq 0 ]

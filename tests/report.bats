@@ -52,16 +52,16 @@ load helpers
 	grep -q 'rule big: 2 matched, 8.0 MiB; prefaulted 8.0 MiB' <<<"$stderr"
 	[ "$(wc -l <<<"$stderr")" -le 6 ]
 	unset REPORT
-	LD_PRELOAD="$SHIM" PREFAULT_POLICY="$pol" run --separate-stderr "$PROBE" keep 1 4M
+	LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" run --separate-stderr "$PROBE" keep 1 4M
 	[[ "$stderr" == "prefault: pfprobe["* ]]
 }
 
 @test "the policy's report key is used, and PREFAULT_REPORT overrides it" {
 	pol=$(policy rep <<<"[global]"$'\n'"report = $BATS_TEST_TMPDIR/from-policy.json")
-	LD_PRELOAD="$SHIM" PREFAULT_POLICY="$pol" run --separate-stderr "$PROBE" keep 1 1M
+	LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" run --separate-stderr "$PROBE" keep 1 1M
 	[ -s "$BATS_TEST_TMPDIR/from-policy.json" ]
 	[ -z "$stderr" ]
-	LD_PRELOAD="$SHIM" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none run --separate-stderr "$PROBE" keep 1 1M
+	LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none run --separate-stderr "$PROBE" keep 1 1M
 	[ -z "$stderr" ]
 }
 
@@ -87,7 +87,7 @@ load helpers
 	[ "$(cat "$BATS_TEST_TMPDIR/target")" = precious ]
 	grep -q 'symbolic link' <<<"$stderr"
 	mkfifo "$BATS_TEST_TMPDIR/fifo.json"
-	REPORT="$BATS_TEST_TMPDIR/fifo.json" run --separate-stderr timeout 10 env LD_PRELOAD="$SHIM" PREFAULT_REPORT="$BATS_TEST_TMPDIR/fifo.json" sh -c 'exit 6'
+	REPORT="$BATS_TEST_TMPDIR/fifo.json" run --separate-stderr timeout 10 env LD_PRELOAD="$SHIM_LD" PREFAULT_REPORT="$BATS_TEST_TMPDIR/fifo.json" sh -c 'exit 6'
 	[ "$status" -eq 6 ]
 }
 
@@ -102,6 +102,7 @@ load helpers
 }
 
 @test "the budget comes back when memory is unmapped or freed" {
+	needs_plain_runtime
 	pol=$(policy b <<<$'[global]\nbudget = 4M\n[rule big]\nsize = >=1M\naction = populate')
 	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$PROBE" churn 10 4M
 	f="$BATS_TEST_TMPDIR/r.json"
@@ -121,6 +122,7 @@ load helpers
 }
 
 @test "a set-user-ID program writes no report (root only: needs a trusted preload path)" {
+	needs_plain_runtime
 	[ "$(id -u)" -eq 0 ] || skip "needs root to make a set-user-ID program"
 	command -v setpriv >/dev/null || skip "needs setpriv"
 	libdir=$(dirname "$(readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || echo /lib)")

@@ -3,6 +3,7 @@
 load helpers
 
 @test "a new thread's first deep call is fault-free under a stack rule" {
+	needs_no_tsan
 	run --separate-stderr "$PROBE" stack 200
 	[ "$(kv faults "$output")" -ge 40 ]
 	pol=$(policy s <<<$'[rule s]\ncall = stack\ndepth = 256K\naction = populate')
@@ -12,6 +13,7 @@ load helpers
 }
 
 @test "the main thread's stack is prefaulted at start-up" {
+	needs_no_tsan
 	run --separate-stderr "$PROBE" stackmain 1000
 	[ "$(kv faults "$output")" -ge 200 ]
 	pol=$(policy s <<<$'[rule s]\ncall = stack\ndepth = 2M\naction = populate')
@@ -20,6 +22,7 @@ load helpers
 }
 
 @test "a stack rule for another program, or action none, leaves stacks alone" {
+	needs_no_tsan
 	pol=$(policy s <<<$'[rule s]\ncall = stack\ndepth = 256K\nprogram = not-this-one\naction = populate')
 	run --separate-stderr shimmed "$pol" "$PROBE" stack 200
 	[ "$(kv faults "$output")" -ge 40 ]
@@ -29,6 +32,7 @@ load helpers
 }
 
 @test "depth is clamped to the stack: a huge depth on a small stack does not crash" {
+	needs_no_tsan
 	pol=$(policy s <<<$'[rule s]\ncall = stack\ndepth = 1G\naction = populate')
 	run --separate-stderr shimmed "$pol" "$PROBE" stack 100
 	[ "$status" -eq 0 ]

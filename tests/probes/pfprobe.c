@@ -777,8 +777,11 @@ int main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 		for (i = 0; i < atoi(argv[4]) / 4; i++)
 			map_touch(4 << 20);
+		nanosleep(&ts, NULL); /* past the shim's 100 ms between looks at memory */
 		v[0] = map_touch(1 << 20);
+		v[1] = map_touch(1 << 20);
 		munmap(v[0], 1 << 20);
+		munmap(v[1], 1 << 20);
 		printf("done=1\n");
 		return 0;
 	}
