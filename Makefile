@@ -123,6 +123,10 @@ test: all probes
 test-cpython: all
 	$(Q)sh tests/cpython.sh $(BUILD)
 
+# Real programs under an aggressive policy: same output and exit status.
+test-real: all
+	$(Q)sh tests/real.sh $(BUILD)
+
 # The suite against sanitized builds of the shim: UBSan alone (every test),
 # then ASan+UBSan and TSan with their runtime preloaded first (tests that the
 # runtime's own malloc, mlock, vfork or interceptors change skip themselves).
@@ -172,5 +176,5 @@ uninstall:
 clean:
 	rm -rf build build-*
 
-.PHONY: all probes test test-cpython test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python
+.PHONY: all probes test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python
 .DELETE_ON_ERROR:

@@ -56,13 +56,23 @@
  *                         (8 x 4 MiB, every page written), sparse (8 x 8 MiB,
  *                         one page each), churn (64 x 1 MiB mapped, written,
  *                         unmapped); prints peak RSS: vmhwm_kb=
+ *   storm T SECONDS       T threads for SECONDS: map (64 KiB to 16 MiB), check
+ *                         zero, write a pattern, and then at random: unmap
+ *                         whole or in part, mremap, mprotect, MADV_DONTNEED,
+ *                         check the pattern survived (until released); also
+ *                         malloc/realloc/free: bad= (zero or pattern broken)
+ *   spawnbusy N SIZE      N times: map SIZE (a worker starts on it), then at
+ *                         once fork, vfork+exec, posix_spawn: ok=
+ *   term SIZE             map SIZE and spin until killed
  *   burn MS               MS ms of arithmetic, no memory to speak of
  *   fail CODE             map and touch 4 MiB, then exit CODE
  *   stack KB              a new thread's first call uses KB of stack: faults=
  *   stackmain KB          the same in the main thread
  */
 #include <errno.h>
+#include <signal.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <stdint.h>
@@ -574,6 +584,85 @@ __attribute__((noinline)) void site_churn(void)
 	munmap(p, 1 << 20);
 }
 
+static double storm_end;
+static long storm_bad, storm_ops;
+
+static void *storm_main(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg * 2654435761u + 7;
+	static const size_t sizes[] = { 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20 };
+	long bad = 0, ops = 0;
+	while (now_ns() < storm_end) {
+		size_t size = sizes[rand_r(&seed) % 5], n, i;
+		uint64_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), tag;
+		char *m;
+		if (p == MAP_FAILED) {
+			bad++;
+			continue;
+		}
+		n = size / 8;
+		for (i = 0; i < n; i += 512) /* one word per page: fresh memory is zero */
+			bad += p[i] != 0;
+		tag = ((uint64_t)rand_r(&seed) << 32) | (uint64_t)ops;
+		for (i = 0; i < n; i += 64)
+			p[i] = tag ^ i;
+		switch (rand_r(&seed) % 6) {
+		case 0:
+			munmap(p, size);
+			break;
+		case 1: /* front half back; then check the rest kept its pattern */
+			munmap(p, size / 2);
+			for (i = n / 2; i < n; i += 64)
+				bad += p[i] != (tag ^ i);
+			munmap((char *)p + size / 2, size / 2);
+			break;
+		case 2: { /* move it; the pattern moves with it */
+			uint64_t *q = mremap(p, size, size * 2, MREMAP_MAYMOVE);
+			if (q == MAP_FAILED) {
+				munmap(p, size);
+				break;
+			}
+			for (i = 0; i < n; i += 64)
+				bad += q[i] != (tag ^ i);
+			for (i = n; i < 2 * n; i += 512)
+				bad += q[i] != 0;
+			munmap(q, size * 2);
+			break;
+		}
+		case 3: /* read-only: still readable, pattern intact */
+			mprotect(p, size, PROT_READ);
+			for (i = 0; i < n; i += 64)
+				bad += p[i] != (tag ^ i);
+			munmap(p, size);
+			break;
+		case 4: /* pages dropped: read as zero */
+			madvise(p, size, MADV_DONTNEED);
+			for (i = 0; i < n; i += 512)
+				bad += p[i] != 0;
+			munmap(p, size);
+			break;
+		case 5: /* keep writing a while (a worker may be on it), then check */
+			for (i = 0; i < n; i += 8)
+				p[i] = tag ^ i;
+			for (i = 0; i < n; i += 8)
+				bad += p[i] != (tag ^ i);
+			munmap(p, size);
+			break;
+		}
+		m = malloc(size / 4);
+		if (m) {
+			memset(m, 0x3c, size / 4);
+			m = realloc(m, size / 2) ? : m;
+			bad += m[0] != 0x3c || m[size / 4 - 1] != 0x3c;
+			free(m);
+		}
+		ops++;
+	}
+	__atomic_fetch_add(&storm_bad, bad, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&storm_ops, ops, __ATOMIC_RELAXED);
+	return NULL;
+}
+
 static size_t th_size;
 static int th_n, th_bad;
 
@@ -795,6 +884,55 @@ int main(int argc, char **argv)
 			site_churn();
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 		return 0;
+	}
+	if (!strcmp(argv[1], "storm") && argc >= 4) {
+		int t = atoi(argv[2]), i;
+		pthread_t tid[64];
+		if (t > 64)
+			t = 64;
+		storm_end = now_ns() + atof(argv[3]) * 1e9;
+		for (i = 0; i < t; i++)
+			pthread_create(&tid[i], NULL, storm_main, (void *)(intptr_t)i);
+		for (i = 0; i < t; i++)
+			pthread_join(tid[i], NULL);
+		printf("threads=%d ops=%ld bad=%ld\n", t, storm_ops, storm_bad);
+		return 0;
+	}
+	if (!strcmp(argv[1], "spawnbusy") && argc >= 4) {
+		int n = atoi(argv[2]), i, ok = 0, st;
+		size_t size = parse_size(argv[3]);
+		for (i = 0; i < n; i++) {
+			char *argv_true[] = { "true", NULL };
+			void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			pid_t c;
+			c = fork();
+			if (c == 0)
+				_exit(((char *)p)[0] == 0 ? 0 : 1);
+			ok += waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+			c = vfork();
+			if (c == 0) {
+				execl("/bin/true", "true", (char *)NULL);
+				_exit(127);
+			}
+			ok += waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+			if (posix_spawn(&c, "/bin/true", NULL, NULL, argv_true, environ) == 0)
+				ok += waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+			munmap(p, size);
+		}
+		printf("ok=%d of %d\n", ok, 3 * n);
+		return 0;
+	}
+	if (!strcmp(argv[1], "term") && argc >= 3) {
+		size_t size = parse_size(argv[2]), i;
+		char *p;
+		/* A shell starts background jobs with SIGINT ignored: undo that. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		printf("mapped=1\n");
+		for (;;)
+			for (i = 0; i < size; i += pg)
+				p[i]++;
 	}
 	if (!strcmp(argv[1], "burn") && argc >= 3) {
 		burn_ms(atof(argv[2]));

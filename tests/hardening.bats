@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# Hardening: storms, process churn, signals, another allocator, the budget
+# as a hard limit.  Every action at once (tests/aggressive.policy) unless
+# said otherwise.
+load helpers
+
+AGG="$BATS_TEST_DIRNAME/aggressive.policy"
+JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+
+@test "storm: threads mapping, unmapping, remapping, reprotecting and madvising under every action at once" {
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr timeout 120 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$AGG" \
+		PREFAULT_REPORT="$BATS_TEST_TMPDIR/r.json" "$PROBE" storm 6 4
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(kv bad "$output")" -eq 0 ]
+	[ "$(kv ops "$output")" -gt 100 ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	# every kind of work really happened
+	[ "$(rule_stat "$f" arenas matched)" -gt 50 ]
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='big'][0]['background']['queued_bytes']")" -gt 0 ]
+	[ "$(jget "$f" "d['budget']['peak'] <= d['budget']['limit']")" = True ]
+}
+
+@test "the budget is a hard limit across all actions at once" {
+	pol="$BATS_TEST_TMPDIR/tight.policy"
+	sed 's/^budget = .*/budget = 24M/' "$AGG" >"$pol"
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr timeout 120 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" \
+		PREFAULT_REPORT="$BATS_TEST_TMPDIR/r.json" "$PROBE" storm 4 3
+	[ "$status" -eq 0 ]
+	[ "$(kv bad "$output")" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	[ "$(jget "$f" "d['budget']['limit']")" -eq $((24 << 20)) ]
+	[ "$(jget "$f" "d['budget']['peak']")" -le $((24 << 20)) ]
+	# and it was reached: requests were turned down for it
+	[ "$(jget "$f" "sum(r['skipped_by']['budget'] for r in d['rules']) + sum(r['recycle']['dropped'] for r in d['rules'])")" -gt 0 ]
+}
+
+@test "fork, vfork and posix_spawn while a worker is busy" {
+	run --separate-stderr timeout 120 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$AGG" "$PROBE" spawnbusy 15 256M
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "ok=45 of 45" ]
+}
+
+@test "exec chains: each image reports once, the exit status comes through" {
+	R="$BATS_TEST_TMPDIR/rep"
+	mkdir -p "$R"
+	run --separate-stderr env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$AGG" PREFAULT_REPORT="$R/%p-%e.json" \
+		sh -c "exec sh -c 'exec env $PROBE exec /bin/sh -c \"exit 9\"'"
+	[ "$status" -eq 9 ]
+	# one process, four images: only the last one reports
+	[ "$(ls "$R" | wc -l)" -eq 1 ]
+	[[ "$(ls "$R")" == *-sh.json ]]
+}
+
+@test "SIGTERM or SIGINT during prefault work: the default action kills, no report is written, nothing hangs" {
+	R="$BATS_TEST_TMPDIR/rep"
+	mkdir -p "$R"
+	pol=$(policy bg <<<$'[rule big]\nsize = >=64M\naction = background hugepage')
+	for sig in TERM INT; do
+		LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT="$R/%p.json" "$PROBE" term 2G >"$BATS_TEST_TMPDIR/out" &
+		pid=$!
+		for i in $(seq 100); do grep -q mapped "$BATS_TEST_TMPDIR/out" && break; sleep 0.05; done
+		kill -$sig $pid
+		st=0
+		wait $pid || st=$?
+		echo "$sig: $st"
+		[ "$st" -eq $((128 + $(kill -l $sig))) ]
+	done
+	[ "$(ls "$R" | wc -l)" -eq 0 ]
+	# a synchronous populate on two threads, killed half way
+	pol2=$(policy pop <<<$'[rule big]\nsize = >=64M\naction = populate\nthreads = 2')
+	LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol2" PREFAULT_REPORT="$R/%p.json" "$PROBE" alloc mmap 4G >/dev/null &
+	pid=$!
+	sleep 0.3
+	kill -TERM $pid
+	st=0
+	wait $pid || st=$?
+	[ "$st" -eq 143 ] || [ "$st" -eq 0 ] # (it may have finished first)
+}
+
+@test "a program that handles SIGINT and exits writes its report" {
+	R="$BATS_TEST_TMPDIR/rep"
+	mkdir -p "$R"
+	run --separate-stderr env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$AGG" PREFAULT_REPORT="$R/%p.json" \
+		sh -c 'trap "exit 3" INT; kill -INT $$; sleep 5'
+	[ "$status" -eq 3 ]
+	[ "$(ls "$R" | wc -l)" -eq 1 ]
+}
+
+@test "jemalloc preloaded beside the shim, either order: its start-up maps through the shim, no deadlock" {
+	[ -e "$JEMALLOC" ] || skip "libjemalloc2 is not installed"
+	needs_plain_runtime
+	R="$BATS_TEST_TMPDIR/r.json"
+	run --separate-stderr timeout 60 env LD_PRELOAD="$SHIM:$JEMALLOC" PREFAULT_POLICY="$AGG" PREFAULT_REPORT="$R" "$PROBE" storm 4 2
+	[ "$status" -eq 0 ]
+	[ "$(kv bad "$output")" -eq 0 ]
+	run --separate-stderr timeout 60 env LD_PRELOAD="$SHIM:$JEMALLOC" PREFAULT_REPORT="$R" /bin/true
+	[ "$status" -eq 0 ]
+	# jemalloc's own chunks (2 MiB and up) were mapped through the shim
+	[ "$(jget "$R" "sum(s['maps'] for s in d['unmatched']['mmap']['sizes'] if s['size'] >= 2097152)")" -ge 1 ]
+	expected=$("$PY" -c 'print(sum(len(str(i)) for i in range(300000)))')
+	run --separate-stderr timeout 60 env LD_PRELOAD="$JEMALLOC:$SHIM" PREFAULT_POLICY="$AGG" "$PY" -c 'print(sum(len(str(i)) for i in range(300000)))'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$expected" ]
+}
+
+@test "without huge pages (THP disabled for the process), every action at once still keeps the program correct" {
+	run --separate-stderr timeout 120 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$AGG" "$PROBE" nothp "$PROBE" storm 4 2
+	[ "$status" -eq 0 ]
+	[ "$(kv bad "$output")" -eq 0 ]
+}
