@@ -77,3 +77,14 @@ bg_policy() {
 	[ "$(jget "$f" "d['faults']['in_prefault']")" -ge 65536 ]
 	[ "$(jget "$f" "d['faults']['in_program']")" -lt 2000 ]
 }
+
+@test "exit never waits for queued work" {
+	pol=$(policy big <<<$'[rule bg]\nsize = >=1G\naction = background')
+	# vmlck maps 6 GiB and exits at once: the worker has barely started
+	REPORT="$BATS_TEST_TMPDIR/q.json" run --separate-stderr timeout 60 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" \
+		PREFAULT_REPORT="$BATS_TEST_TMPDIR/q.json" "$PROBE" vmlck 6G
+	[ "$status" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/q.json"
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='bg'][0]['background']['queued_bytes']")" -eq $((6 << 30)) ]
+	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='bg'][0]['background']['left_bytes']")" -gt $((1 << 30)) ]
+}

@@ -4,8 +4,18 @@
 # said otherwise.
 load helpers
 
-AGG="$BATS_TEST_DIRNAME/aggressive.policy"
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+
+setup() {
+	AGG="$BATS_TEST_DIRNAME/aggressive.policy"
+	if [ "${PREFAULT_SANITIZER:-}" = thread ]; then
+		# ThreadSanitizer starts threads its own way: our stack trampoline
+		# cannot run before it, so under TSan the storm runs without the
+		# stack rule (and still races every other action).
+		AGG="$BATS_TEST_TMPDIR/aggressive-tsan.policy"
+		sed '/^\[rule stacks\]/,$d' "$BATS_TEST_DIRNAME/aggressive.policy" >"$AGG"
+	fi
+}
 
 @test "storm: threads mapping, unmapping, remapping, reprotecting and madvising under every action at once" {
 	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr timeout 120 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$AGG" \
@@ -23,14 +33,14 @@ JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 
 @test "the budget is a hard limit across all actions at once" {
 	pol="$BATS_TEST_TMPDIR/tight.policy"
-	sed 's/^budget = .*/budget = 24M/' "$AGG" >"$pol"
+	sed "s/^budget = .*/budget = 8M/" "$AGG" >"$pol"
 	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr timeout 120 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" \
 		PREFAULT_REPORT="$BATS_TEST_TMPDIR/r.json" "$PROBE" storm 4 3
 	[ "$status" -eq 0 ]
 	[ "$(kv bad "$output")" -eq 0 ]
 	f="$BATS_TEST_TMPDIR/r.json"
-	[ "$(jget "$f" "d['budget']['limit']")" -eq $((24 << 20)) ]
-	[ "$(jget "$f" "d['budget']['peak']")" -le $((24 << 20)) ]
+	[ "$(jget "$f" "d['budget']['limit']")" -eq $((8 << 20)) ]
+	[ "$(jget "$f" "d['budget']['peak']")" -le $((8 << 20)) ]
 	# and it was reached: requests were turned down for it
 	[ "$(jget "$f" "sum(r['skipped_by']['budget'] for r in d['rules']) + sum(r['recycle']['dropped'] for r in d['rules'])")" -gt 0 ]
 }

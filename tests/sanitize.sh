@@ -19,13 +19,16 @@ export UBSAN_OPTIONS="print_stacktrace=1:log_path=$LOGS/ubsan"
 export TSAN_OPTIONS="log_path=$LOGS/tsan:die_after_fork=0:report_signal_unsafe=0:second_deadlock_stack=1:allocator_may_return_null=1"
 bats ${SAN_BATS:-tests}
 status=$?
-if [ -n "$(ls "$LOGS")" ]; then
-	echo "sanitize.sh: $KIND reports:" >&2
-	for f in "$LOGS"/*; do
-		echo "== $f" >&2
+# The errno probe asks for absurd allocations on purpose; with
+# allocator_may_return_null the runtime answers NULL (as libc does) but still
+# logs a warning line.  Those lines alone are not findings.
+for f in "$LOGS"/*; do
+	[ -e "$f" ] || continue
+	if grep -qv 'Sanitizer failed to allocate 0x' "$f"; then
+		echo "sanitize.sh: $KIND report $f:" >&2
 		head -n 60 "$f" >&2
-	done
-	status=1
-fi
+		status=1
+	fi
+done
 rm -rf "$LOGS"
 exit $status
