@@ -563,18 +563,22 @@ void profile_fork_child(void)
 	profile_thread_start();
 }
 
+/* Lock order: drain_lock before live_lock (the reader holds the first while
+ * it looks up sites under the second); site_lock is never held with either.
+ * The fork handler must take them in the same order, or a fork while the
+ * reader drains deadlocks. */
 void profile_lock(void)
 {
-	spin_lock(&site_lock);
-	spin_lock(&live_lock);
 	spin_lock(&drain_lock);
+	spin_lock(&live_lock);
+	spin_lock(&site_lock);
 }
 
 void profile_unlock(void)
 {
-	spin_unlock(&drain_lock);
-	spin_unlock(&live_lock);
 	spin_unlock(&site_lock);
+	spin_unlock(&live_lock);
+	spin_unlock(&drain_lock);
 }
 
 /* ---- output ---- */

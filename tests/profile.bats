@@ -120,3 +120,11 @@ perf_works() { [ "$(jget "$1" "d['perf']")" = ok ]; }
 	run --separate-stderr "$PF" profile --bogus -- true
 	[ "$status" -eq 2 ]
 }
+
+@test "profiling a program that forks while faults are being drained does not deadlock" {
+	# Forks while the reader thread drains samples: the fork handler and the
+	# reader must take the profile's locks in one order.
+	run --separate-stderr timeout 120 "$PF" profile -o "$BATS_TEST_TMPDIR/f.json" -- "$PROBE" forkfault 300
+	[ "$status" -eq 0 ]
+	[ "$output" = "forked=300 of 300" ]
+}

@@ -63,6 +63,8 @@
  *                         malloc/realloc/free: bad= (zero or pattern broken)
  *   spawnbusy N SIZE      N times: map SIZE (a worker starts on it), then at
  *                         once fork, vfork+exec, posix_spawn: ok=
+ *   forkfault N           one thread faulting without pause (map, write every
+ *                         page, unmap) while the main thread forks N times
  *   term SIZE             map SIZE and spin until killed
  *   burn MS               MS ms of arithmetic, no memory to speak of
  *   fail CODE             map and touch 4 MiB, then exit CODE
@@ -663,6 +665,18 @@ static void *storm_main(void *arg)
 	return NULL;
 }
 
+static int ff_stop;
+
+static void *ff_main(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&ff_stop, __ATOMIC_RELAXED)) {
+		void *p = map_touch(4 << 20);
+		munmap(p, 4 << 20);
+	}
+	return NULL;
+}
+
 static size_t th_size;
 static int th_n, th_bad;
 
@@ -920,6 +934,21 @@ int main(int argc, char **argv)
 			munmap(p, size);
 		}
 		printf("ok=%d of %d\n", ok, 3 * n);
+		return 0;
+	}
+	if (!strcmp(argv[1], "forkfault") && argc >= 3) {
+		int n = atoi(argv[2]), i, ok = 0, st;
+		pthread_t t;
+		pthread_create(&t, NULL, ff_main, NULL);
+		for (i = 0; i < n; i++) {
+			pid_t c = fork();
+			if (c == 0)
+				_exit(0);
+			ok += waitpid(c, &st, 0) == c && WIFEXITED(st);
+		}
+		__atomic_store_n(&ff_stop, 1, __ATOMIC_RELAXED);
+		pthread_join(t, NULL);
+		printf("forked=%d of %d\n", ok, n);
 		return 0;
 	}
 	if (!strcmp(argv[1], "term") && argc >= 3) {
