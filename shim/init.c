@@ -267,6 +267,7 @@ void shim_init(void)
 	if (!__atomic_compare_exchange_n(&shim_state, &expect, SHIM_INIT, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	shim_guard++;
+	pf_page = os_page_size(); /* before anything else: every range is rounded with it */
 	/* A set-user-ID program: act on nothing and write nothing.  (The loader
 	 * already refuses LD_PRELOAD paths with a slash for such programs; this
 	 * covers a shim installed in a system directory.) */

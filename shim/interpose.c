@@ -12,6 +12,7 @@
 #include "glue.h"
 #include "shim.h"
 #include "match.h"
+#include "os.h"
 #include "prefault.h"
 #include "profile.h"
 #include "recycle.h"
@@ -392,7 +393,7 @@ static void *wrap_valloc(enum entry e, enum real_id rid, size_t size, const void
 	malloc_fn f = (malloc_fn)real_fn(rid);
 	void *p;
 	if (unlikely(!f))
-		return boot_alloc(size, 4096 > pf_page ? 4096 : pf_page);
+		return boot_alloc(size, os_page_size()); /* (before init: ask sysconf) */
 	p = f(size);
 	if (p && shim_on())
 		after_alloc(e, p, size, ret);

@@ -34,7 +34,7 @@ void os_faults_thread(struct faults *f) { faults_of(RUSAGE_THREAD, f); }
 size_t os_page_size(void)
 {
 	long p = sysconf(_SC_PAGESIZE);
-	return p > 0 ? (size_t)p : 4096; /* sysconf cannot fail for this on Linux */
+	return p > 0 ? (size_t)p : (size_t)getauxval(AT_PAGESZ); /* (sysconf cannot fail for this on Linux) */
 }
 
 int os_online_cpus(void)

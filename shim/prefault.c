@@ -13,7 +13,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-size_t pf_page = 4096; /* replaced from sysconf in pf_init before any use */
+size_t pf_page; /* sysconf's page size, set first thing in shim_init: nothing reads it before */
 int pf_populate_ok = 1;
 int pf_thp_ok = 1;
 static const struct policy *pol;
@@ -38,7 +38,6 @@ void pf_init(const struct policy *p)
 	int i;
 	unsigned all = 0;
 	pol = p;
-	pf_page = os_page_size();
 	for (i = 0; p && i < p->nrules; i++)
 		all |= p->rules[i].actions;
 	worker_setup(p ? p->workers : 1);

@@ -17,7 +17,7 @@
 
 #define HPAGE (2ul << 20) /* the PMD size on x86-64 and arm64 with 4 KiB pages */
 
-extern size_t pf_page;        /* sysconf(_SC_PAGESIZE) */
+extern size_t pf_page;        /* sysconf(_SC_PAGESIZE), from the start of shim_init */
 extern int pf_populate_ok;    /* MADV_POPULATE_* works on this kernel */
 extern int pf_thp_ok;         /* transparent huge pages can be had */
 

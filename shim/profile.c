@@ -50,6 +50,7 @@
 #define THREADS 1024
 #define RING_PAGES 128 /* data pages per thread: 512 KiB with 4 KiB pages */
 #define MALLOC_MIN (64u << 10)
+#define OUT_BUF (4 << 10) /* formatting buffer for the profile file, flushed when full */
 
 struct site {
 	uintptr_t ret;
@@ -666,7 +667,7 @@ static void others_by_mapping(struct sbuf *sb)
 
 void profile_finish(const char *program, const char *exe, pid_t ppid, const struct faults *f)
 {
-	char path[1200], buf[4096];
+	char path[1200], buf[OUT_BUF];
 	struct sbuf sb, pth;
 	int fd, i;
 	const char *t;

@@ -11,6 +11,8 @@
  * Static, not on the stack: exit may run on a small thread stack. */
 static struct stats snap;
 
+#define REPORT_BUF (4 << 10) /* formatting buffer, flushed to the fd when full */
+
 static uint64_t sum_skipped(const struct rule_stats *rs)
 {
 	uint64_t n = 0;
@@ -274,7 +276,7 @@ static void write_text(struct sbuf *sb, const struct proc_info *pi, const struct
 
 void report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol)
 {
-	char buf[4096];
+	char buf[REPORT_BUF];
 	struct sbuf sb;
 	struct faults now, f;
 	uint64_t in_pf, wall = os_now_ns() - pi->t0;
