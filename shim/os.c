@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -223,6 +224,24 @@ int os_open_report(const char *path)
 		return -1;
 	}
 	return fd;
+}
+
+size_t os_resident_pages(uintptr_t s, uintptr_t e, size_t page)
+{
+	unsigned char vec[512];
+	size_t n = 0, i;
+	s &= ~(uintptr_t)(page - 1);
+	while (s < e) {
+		size_t pages = (e - s + page - 1) / page;
+		if (pages > sizeof vec)
+			pages = sizeof vec;
+		if (mincore((void *)s, pages * page, vec) != 0)
+			return n;
+		for (i = 0; i < pages; i++)
+			n += vec[i] & 1;
+		s += pages * page;
+	}
+	return n;
 }
 
 int os_secure(void)

@@ -31,4 +31,7 @@ int os_open_report(const char *path);
 /* Nonzero for a set-user-ID / set-group-ID / capability-raising exec. */
 int os_secure(void);
 void os_write_all(int fd, const char *s, size_t n);
+/* How many pages of [start, end) are resident (mincore); the partial pages
+ * at either end count whole.  Stops counting where the range is unmapped. */
+size_t os_resident_pages(uintptr_t start, uintptr_t end, size_t page);
 #endif

@@ -214,20 +214,8 @@ static void live_insert(struct live *t, size_t *n, uintptr_t s, uintptr_t e, uin
  * block need not be page-aligned) only for the part inside the range. */
 static size_t resident_bytes(uintptr_t s, uintptr_t e)
 {
-	unsigned char vec[512];
-	size_t n = 0, i, want = e - s;
-	s &= ~(uintptr_t)(pf_page - 1);
-	while (s < e) {
-		size_t pages = (e - s + pf_page - 1) / pf_page;
-		if (pages > sizeof vec)
-			pages = sizeof vec;
-		if (mincore((void *)s, pages * pf_page, vec) != 0)
-			return n;
-		for (i = 0; i < pages; i++)
-			n += (vec[i] & 1) * pf_page;
-		s += pages * pf_page;
-	}
-	return n < want ? n : want;
+	size_t n = os_resident_pages(s, e, pf_page) * pf_page;
+	return n < e - s ? n : e - s;
 }
 
 /* Remove what overlaps [s, e) from t, counting touched bytes, remembering

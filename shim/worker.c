@@ -73,24 +73,6 @@ static void retire(struct job *j)
 	__atomic_store_n(&nactive, nactive - 1, __ATOMIC_RELAXED);
 }
 
-static size_t resident_pages(uintptr_t s, uintptr_t e)
-{
-	unsigned char vec[4096];
-	size_t n = 0, i;
-	while (s < e) {
-		size_t pages = (e - s) / pf_page, len;
-		if (pages > sizeof vec)
-			pages = sizeof vec;
-		len = pages * pf_page;
-		if (mincore((void *)s, len, vec) != 0)
-			return n;
-		for (i = 0; i < pages; i++)
-			n += vec[i] & 1;
-		s += len;
-	}
-	return n;
-}
-
 static void *worker_main(void *arg)
 {
 	(void)arg;
@@ -120,7 +102,7 @@ static void *worker_main(void *arg)
 		spin_unlock(&jlock);
 
 		rs = &g_stats.rules[rule];
-		before = resident_pages(s, e);
+		before = os_resident_pages(s, e, pf_page);
 		os_faults_thread(&f0);
 		r = sys_madvise((void *)s, e - s, advice);
 		os_faults_thread(&f1);
