@@ -22,6 +22,12 @@ int prepare_env(const char *policy_arg, const char *report);
 void exec_or_die(char **cmd) __attribute__((noreturn));
 int set_preload(const char *shim);
 int cmd_run(int argc, char **argv);
+
+/* spread.c: a sample's least, median and greatest (v is sorted in place; n >= 1). */
+struct spread {
+	double lo, med, hi;
+};
+struct spread spread_of(double *v, int n);
 int cmd_check(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_trial(int argc, char **argv);

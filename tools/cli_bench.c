@@ -161,18 +161,6 @@ static struct res phase(int ph, size_t size, size_t pg)
 	return r;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof v[0], cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int cmd_bench(int argc, char **argv)
 {
 	uint64_t size = 512ull << 20;
@@ -221,10 +209,10 @@ int cmd_bench(int argc, char **argv)
 			d[r] = (double)res[i][r].faults;
 			ok[i] &= res[i][r].ok;
 		}
-		prep[i] = median(a, rounds);
-		pas[i] = median(b, rounds);
-		tot[i] = median(c, rounds);
-		flt[i] = median(d, rounds);
+		prep[i] = spread_of(a, rounds).med;
+		pas[i] = spread_of(b, rounds).med;
+		tot[i] = spread_of(c, rounds).med;
+		flt[i] = spread_of(d, rounds).med;
 	}
 	if (json) {
 		printf("{\"size\":%llu,\"rounds\":%d,\"page_size\":%zu,\"phases\":[", (unsigned long long)size, rounds, pg);

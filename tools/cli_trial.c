@@ -121,28 +121,14 @@ static int run_once(char **cmd, int with, const char *policy, const char *dir, c
 	return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-struct stat3 {
-	double med, lo, hi;
-};
-
-static struct stat3 stats_of(const struct run *r, int n, int m)
+/* The spread of measure m over n runs. */
+static struct spread stats_of(const struct run *r, int n, int m)
 {
 	double v[256];
-	struct stat3 s;
 	int i;
 	for (i = 0; i < n; i++)
 		v[i] = r[i].v[m];
-	qsort(v, (size_t)n, sizeof v[0], cmp_d);
-	s.lo = v[0];
-	s.hi = v[n - 1];
-	s.med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	return s;
+	return spread_of(v, n);
 }
 
 static void fmt(char *out, size_t cap, int m, double v)
@@ -179,7 +165,7 @@ int cmd_trial(int argc, char **argv)
 	int runs = 5, json = 0, i, k, m, fail = 0;
 	static struct run A[128], B[128];
 	double ratios[128];
-	struct stat3 ra;
+	struct spread ra;
 	static struct policy pol;
 	const char *verdict;
 	char why[256];
@@ -255,12 +241,7 @@ int cmd_trial(int argc, char **argv)
 	}
 	for (k = 0; k < runs; k++)
 		ratios[k] = A[k].v[M_WALL] > 0 ? B[k].v[M_WALL] / A[k].v[M_WALL] : 1;
-	{
-		static struct run tmp[128];
-		for (k = 0; k < runs; k++)
-			tmp[k].v[0] = ratios[k];
-		ra = stats_of(tmp, runs, 0);
-	}
+	ra = spread_of(ratios, runs);
 	/* Under 2% with the pairs close together is no effect worth a policy
 	 * (the shim's own start-up costs about 0.5 ms); otherwise every pair
 	 * must agree before the answer is faster or slower. */
@@ -296,7 +277,7 @@ int cmd_trial(int argc, char **argv)
 		json_string(stdout, why);
 		printf(",\"wall_ratio\":{\"median\":%.4f,\"min\":%.4f,\"max\":%.4f}", ra.med, ra.lo, ra.hi);
 		for (m = 0; m < M_COUNT; m++) {
-			struct stat3 a = stats_of(A, runs, m), b = stats_of(B, runs, m);
+			struct spread a = stats_of(A, runs, m), b = stats_of(B, runs, m);
 			printf(",\"%s\":{\"without\":{\"median\":%.6g,\"min\":%.6g,\"max\":%.6g},"
 			       "\"with\":{\"median\":%.6g,\"min\":%.6g,\"max\":%.6g},\"ratio\":%.4f}",
 			       mname[m], a.med, a.lo, a.hi, b.med, b.lo, b.hi, a.med > 0 ? b.med / a.med : 0);
@@ -305,7 +286,7 @@ int cmd_trial(int argc, char **argv)
 	} else {
 		printf("\n%-22s %-34s %-34s %s\n", "", "without prefault", "with the policy", "with/without");
 		for (m = 0; m < M_COUNT; m++) {
-			struct stat3 a = stats_of(A, runs, m), b = stats_of(B, runs, m);
+			struct spread a = stats_of(A, runs, m), b = stats_of(B, runs, m);
 			char am[24], al[24], ah[24], bm[24], bl[24], bh[24], ca[80], cb[80];
 			fmt(am, sizeof am, m, a.med);
 			fmt(al, sizeof al, m, a.lo);
@@ -322,7 +303,7 @@ int cmd_trial(int argc, char **argv)
 		}
 		printf("\nverdict: %s\n", why);
 		{
-			struct stat3 a = stats_of(A, runs, M_PROGRAM), b = stats_of(B, runs, M_PROGRAM);
+			struct spread a = stats_of(A, runs, M_PROGRAM), b = stats_of(B, runs, M_PROGRAM);
 			if (a.med > 0 && b.med < a.med)
 				printf("faults left in the program: %.0f -> %.0f (%.1fx fewer)\n", a.med, b.med,
 				       b.med > 0 ? a.med / b.med : a.med);
