@@ -572,6 +572,13 @@ void profile_unlock(void)
 
 /* ---- output ---- */
 
+/* A tab, then a number: the profile file's fields. */
+static void tab_u64(struct sbuf *sb, uint64_t v)
+{
+	sb_chr(sb, '\t');
+	sb_u64(sb, v);
+}
+
 static void tab_name(struct sbuf *sb, const char *s)
 {
 	for (; *s; s++)
@@ -691,8 +698,7 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, const stru
 	sb_init(&sb, buf, sizeof buf, fd);
 	sb_str(&sb, "prefault-profile\t1\nprocess\t");
 	sb_u64(&sb, (uint64_t)my_pid);
-	sb_chr(&sb, '\t');
-	sb_u64(&sb, (uint64_t)ppid);
+	tab_u64(&sb, (uint64_t)ppid);
 	sb_chr(&sb, '\t');
 	tab_name(&sb, program);
 	sb_chr(&sb, '\t');
@@ -714,16 +720,12 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, const stru
 	sb_u64(&sb, period);
 	sb_str(&sb, "\nsamples\t");
 	sb_u64(&sb, samples);
-	sb_chr(&sb, '\t');
-	sb_u64(&sb, lost);
-	sb_chr(&sb, '\t');
-	sb_u64(&sb, unattributed);
-	sb_chr(&sb, '\t');
-	sb_u64(&sb, in_shim);
+	tab_u64(&sb, lost);
+	tab_u64(&sb, unattributed);
+	tab_u64(&sb, in_shim);
 	sb_str(&sb, "\nfaults\t");
 	sb_u64(&sb, f->minor);
-	sb_chr(&sb, '\t');
-	sb_u64(&sb, f->major);
+	tab_u64(&sb, f->major);
 	sb_chr(&sb, '\n');
 	for (i = 0; i < SITES; i++) {
 		struct site *s = &sites[i];
@@ -741,22 +743,14 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, const stru
 		if (s->pk & PK_WRITE) sb_chr(&sb, 'w');
 		if (s->pk & PK_EXEC) sb_chr(&sb, 'x');
 		if (!(s->pk & (PK_READ | PK_WRITE | PK_EXEC))) sb_str(&sb, "none");
-		sb_chr(&sb, '\t');
-		sb_u64(&sb, 1ull << s->klass);
-		sb_chr(&sb, '\t');
-		sb_u64(&sb, s->size_min);
-		sb_chr(&sb, '\t');
-		sb_u64(&sb, s->size_max);
-		sb_chr(&sb, '\t');
-		sb_u64(&sb, s->maps);
-		sb_chr(&sb, '\t');
-		sb_u64(&sb, s->unmaps);
-		sb_chr(&sb, '\t');
-		sb_u64(&sb, s->bytes);
-		sb_chr(&sb, '\t');
-		sb_u64(&sb, s->touched);
-		sb_chr(&sb, '\t');
-		sb_u64(&sb, s->faults);
+		tab_u64(&sb, 1ull << s->klass);
+		tab_u64(&sb, s->size_min);
+		tab_u64(&sb, s->size_max);
+		tab_u64(&sb, s->maps);
+		tab_u64(&sb, s->unmaps);
+		tab_u64(&sb, s->bytes);
+		tab_u64(&sb, s->touched);
+		tab_u64(&sb, s->faults);
 		sb_chr(&sb, '\n');
 	}
 	for (i = 0; i < IPS; i++) {
@@ -764,8 +758,7 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, const stru
 			continue;
 		sb_str(&sb, "code\t");
 		symbolise(&sb, ips[i].ip, 0, '\t');
-		sb_chr(&sb, '\t');
-		sb_u64(&sb, ips[i].n);
+		tab_u64(&sb, ips[i].n);
 		sb_chr(&sb, '\n');
 	}
 	for (i = 0; i < STACKS; i++) {

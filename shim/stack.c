@@ -23,6 +23,15 @@
 #include <sys/resource.h>
 
 #define TRAMPS 256
+/* Under ThreadSanitizer a new thread must start in its runtime, which sets
+ * the thread up; our trampoline would run first.  A TSan build of the shim
+ * leaves threads alone (no stack rules, no per-thread fault sampling)
+ * rather than crash them. */
+#if defined(__SANITIZE_THREAD__)
+#define TRAMPOLINES 0
+#else
+#define TRAMPOLINES 1
+#endif
 #define MARGIN (32u << 10) /* left untouched above the guard page */
 
 struct tramp {
@@ -130,20 +139,8 @@ int stack_wrap(void *(**fn)(void *), void **arg, const pthread_attr_t *attr, con
 {
 	size_t size = 0;
 	int rule, i;
-#if defined(__SANITIZE_THREAD__)
-	/* Under ThreadSanitizer the new thread must start in its runtime, which
-	 * sets the thread up; our trampoline would run first.  A TSan build of
-	 * the shim leaves threads alone (no stack rules, no per-thread fault
-	 * sampling) rather than crash them. */
-	(void)fn;
-	(void)arg;
-	(void)attr;
-	(void)ret;
-	(void)size;
-	(void)rule;
-	(void)i;
-	return 0;
-#endif
+	if (!TRAMPOLINES)
+		return 0;
 	if (attr)
 		pthread_attr_getstacksize(attr, &size);
 	if (!size)

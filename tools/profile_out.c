@@ -37,26 +37,19 @@ static void json_sites(FILE *f, const struct psite *s, size_t n)
 	fputc(']', f);
 }
 
-static void json_code(FILE *f, const struct pcount *c, size_t n)
+/* A count list: [{bkey: b, akey: a, "faults": n}, ...] (bkey only if given). */
+static void json_counts(FILE *f, const struct pcount *c, size_t n, const char *akey, const char *bkey)
 {
 	size_t i;
 	fputc('[', f);
 	for (i = 0; i < n; i++) {
-		fprintf(f, "%s{\"symbol\":", i ? "," : "");
-		json_string(f, c[i].b);
-		fprintf(f, ",\"object\":");
-		json_string(f, c[i].a);
-		fprintf(f, ",\"faults\":%llu}", (unsigned long long)c[i].n);
-	}
-	fputc(']', f);
-}
-
-static void json_other(FILE *f, const struct pcount *c, size_t n)
-{
-	size_t i;
-	fputc('[', f);
-	for (i = 0; i < n; i++) {
-		fprintf(f, "%s{\"where\":", i ? "," : "");
+		fputs(i ? ",{" : "{", f);
+		if (bkey) {
+			fprintf(f, "\"%s\":", bkey);
+			json_string(f, c[i].b);
+			fputc(',', f);
+		}
+		fprintf(f, "\"%s\":", akey);
 		json_string(f, c[i].a);
 		fprintf(f, ",\"faults\":%llu}", (unsigned long long)c[i].n);
 	}
@@ -74,9 +67,9 @@ static void json_common(FILE *f, const struct profile *p)
 	        (unsigned long long)p->in_shim);
 	json_sites(f, p->sites, p->nsites);
 	fprintf(f, ",\"code\":");
-	json_code(f, p->code, p->ncode);
+	json_counts(f, p->code, p->ncode, "object", "symbol");
 	fprintf(f, ",\"other\":");
-	json_other(f, p->other, p->nother);
+	json_counts(f, p->other, p->nother, "where", NULL);
 }
 
 int write_profile_json(const char *path, const struct profile *m, const struct profile *procs, int n, char **cmd,
