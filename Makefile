@@ -36,10 +36,14 @@ Q := @
 say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
-SHIM_SRC := shim/init.c shim/interpose.c shim/match.c shim/os.c shim/policy.c shim/glob.c \
-            shim/prefault.c shim/regions.c shim/report.c shim/sbuf.c shim/stats.c \
-            shim/worker.c shim/pool.c shim/stack.c shim/recycle.c shim/profile.c
-PURE_SRC := shim/policy.c shim/glob.c shim/sbuf.c
+# The shim, top to bottom (shim/README draws the layers).
+SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/stack.c \
+            shim/worker.c shim/pool.c shim/recycle.c shim/profile_write.c shim/profile_sample.c \
+            shim/profile_tables.c shim/match.c shim/regions.c shim/stats.c shim/ranges.c \
+            shim/policy_file.c shim/policy.c shim/glob.c shim/sbuf.c shim/os.c shim/libc.c
+# What the command-line tool shares with the shim: the parser and its file
+# reader, and the formatting helpers.
+PURE_SRC := shim/policy.c shim/policy_file.c shim/glob.c shim/sbuf.c
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c tools/cli_profile.c \
            tools/profile_data.c tools/profile_out.c tools/suggest.c tools/cli_trial.c tools/cli_bench.c tools/spread.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/libstack.so
@@ -48,29 +52,36 @@ SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
 CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC)) $(patsubst %.c,$(BUILD)/obj/cli/%.o,$(PURE_SRC))
 
 SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-strict-aliasing -D_GNU_SOURCE
+DEPFLAGS = -MMD -MP
 DEFS := -DPREFAULT_LIBDIR='"$(LIBDIR)"' -DPREFAULT_DATADIR='"$(DATADIR)"'
 
 all: $(BUILD)/libprefault.so $(BUILD)/prefault
 
-$(BUILD)/obj/shim/%.o: shim/%.c shim/*.h Makefile
+$(BUILD)/obj/shim/%.o: shim/%.c Makefile
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) $(SHIM_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) $(SHIM_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/libprefault.so: $(SHIM_OBJ) shim/libprefault.map
+# The exported symbols come from the one list in shim/entries.h.
+$(BUILD)/libprefault.map: shim/libprefault.map.S shim/entries.h
+	$(call say,GEN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -E -P -x c -Ishim shim/libprefault.map.S -o $@
+
+$(BUILD)/libprefault.so: $(SHIM_OBJ) $(BUILD)/libprefault.map
 	$(call say,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/libprefault.map \
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=$(BUILD)/libprefault.map \
 		-Wl,-z,relro,-z,now -ldl -lpthread
 
-$(BUILD)/obj/cli/shim/%.o: shim/%.c shim/*.h Makefile
+$(BUILD)/obj/cli/shim/%.o: shim/%.c Makefile
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/obj/tools/%.o: tools/%.c tools/*.h shim/*.h Makefile
+$(BUILD)/obj/tools/%.o: tools/%.c Makefile
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE $(DEFS) -Ishim -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE $(DEFS) -Ishim $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/prefault: $(CLI_OBJ)
 	$(call say,LD,$@)
@@ -143,7 +154,7 @@ test-sanitize:
 # the regression inputs in tests/fuzz/corpus (FUZZ_SECONDS, 600 by default).
 FUZZ_SECONDS ?= 600
 FUZZ_CC ?= clang
-$(BUILD)/fuzz_policy: tests/fuzz/fuzz_policy.c $(PURE_SRC) shim/*.h
+$(BUILD)/fuzz_policy: tests/fuzz/fuzz_policy.c $(PURE_SRC) $(wildcard shim/*.h)
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
@@ -175,6 +186,8 @@ uninstall:
 
 clean:
 	rm -rf build build-*
+
+-include $(SHIM_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 .PHONY: all probes test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python
 .DELETE_ON_ERROR:

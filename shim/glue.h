@@ -1,10 +1,20 @@
-/* glue.h: every coupling between the shim and libc lives here.
+/* glue.h: the shim's one floor.  Everything that touches libc's internals or
+ * makes a raw system call lives behind this header (libc.c); every other
+ * module reaches the kernel and the next definitions of our wrappers only
+ * through it.  It calls nothing of the shim's own.
  *
- * The shim forwards to the *next* definition of each symbol (RTLD_NEXT), so
- * it stacks with other preloaded libraries (jemalloc, another shim).  Until
- * those pointers are known, and while dlsym itself runs, the shim must not
- * call into libc's allocator: mmap family calls go to raw syscalls, malloc
- * family calls to a static bootstrap arena (init.c).
+ * Next definitions.  The shim forwards to the *next* definition of each
+ * symbol (RTLD_NEXT), so it stacks with other preloaded libraries (jemalloc,
+ * another shim).  dlsym itself may call calloc: while a thread is inside
+ * dlsym, real_fn() answers NULL and the caller must make a raw system call
+ * or allocate from the bootstrap arena.  The malloc family never sees NULL:
+ * its slots start out as bootstrap stubs that resolve on first use, so the
+ * hot wrappers call through the slot with no test at all.
+ *
+ * Helper threads (background workers, populate helpers, the profile's
+ * reader) are started here, with every signal blocked and the thread guard
+ * up, and can be told to leave: unshare(CLONE_NEWUSER) and setns need a
+ * single-threaded process (glue_quiesce).
  *
  * Thread-local state uses the initial-exec TLS model: a preloaded library
  * gets static TLS, and the general-dynamic model may call malloc from
@@ -17,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "entries.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define EXPORT __attribute__((visibility("default")))
@@ -32,44 +43,91 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-/* Entry points we forward.  The order is the order of real_names[] in init.c. */
-enum real_id {
-	R_MMAP, R_MMAP64, R_MUNMAP, R_MREMAP, R_MADVISE, R_MPROTECT,
-	R_MALLOC, R_CALLOC, R_REALLOC, R_FREE, R_POSIX_MEMALIGN,
-	R_ALIGNED_ALLOC, R_MEMALIGN, R_VALLOC, R_PVALLOC,
-	R__EXIT, R__EXIT2, R_PTHREAD_CREATE,
-	R_COUNT
-};
+/* ---- the wrapped entry points ---- */
 
-typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
-typedef int (*munmap_fn)(void *, size_t);
-typedef void *(*mremap_fn)(void *, size_t, size_t, int, ...);
-typedef int (*madvise_fn)(void *, size_t, int);
-typedef int (*mprotect_fn)(void *, size_t, int);
-typedef void *(*malloc_fn)(size_t);
-typedef void *(*calloc_fn)(size_t, size_t);
-typedef void *(*realloc_fn)(void *, size_t);
-typedef void (*free_fn)(void *);
-typedef int (*posix_memalign_fn)(void **, size_t, size_t);
-typedef void *(*memalign_fn)(size_t, size_t);
-typedef void (*exit_fn)(int);
+#define PF_ENUM(name) E_##name,
+enum entry { PF_ENTRIES(PF_ENUM) E_COUNT };
+#undef PF_ENUM
+extern const char *const entry_names[E_COUNT];
 
-/* The next definition of symbol `id`, or NULL while this thread is inside
- * dlsym (the caller must then use a raw syscall or the bootstrap arena). */
-HIDDEN void *real_fn(enum real_id id);
+extern void *glue_next[E_COUNT];
+void *glue_resolve(enum entry e);
 
-/* Bootstrap arena for allocations made by dlsym before malloc is known. */
-HIDDEN void *boot_alloc(size_t size, size_t align);
-HIDDEN int boot_owns(const void *p);
-HIDDEN size_t boot_size(const void *p);
+/* The next definition of entry e, or NULL while this thread is inside dlsym
+ * (or if no later object defines it). */
+static inline void *real_fn(enum entry e)
+{
+	void *p = __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED);
+	return likely(p != NULL) ? p : glue_resolve(e);
+}
+/* Typed: REAL(mmap)(addr, len, ...). */
+#define REAL(name) ((__typeof__(name) *)real_fn(E_##name))
+/* The malloc family's slots are never NULL (see above). */
+#define NEXT(name) ((__typeof__(name) *)__atomic_load_n(&glue_next[E_##name], __ATOMIC_RELAXED))
 
-/* Raw system calls: used while real_fn() cannot answer, and by the shim's own
- * work so that it never re-enters its wrappers. */
-HIDDEN void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
-HIDDEN int sys_munmap(void *addr, size_t len);
-HIDDEN void *sys_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr);
-HIDDEN int sys_madvise(void *addr, size_t len, int advice);
-HIDDEN pid_t sys_getpid(void);
-HIDDEN pid_t sys_gettid(void);
+/* ---- bootstrap arena: allocations made by dlsym before malloc is known ---- */
+
+#define BOOT_SIZE (256 * 1024)
+extern char glue_boot_buf[BOOT_SIZE];
+void *boot_alloc(size_t size, size_t align);
+static inline int boot_owns(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)glue_boot_buf < BOOT_SIZE;
+}
+size_t boot_size(const void *p);
+
+/* ---- raw system calls: never re-enter a wrapper ---- */
+
+void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int sys_munmap(void *addr, size_t len);
+void *sys_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr);
+int sys_madvise(void *addr, size_t len, int advice);
+int sys_mprotect(void *addr, size_t len, int prot);
+int sys_mlock(const void *addr, size_t len);
+int sys_munlock(const void *addr, size_t len);
+pid_t sys_getpid(void);
+void sys_exit_group(int status) __attribute__((noreturn));
+
+/* ---- the thread guard ---- */
+
+/* Nonzero while this thread runs the shim's own code: wrappers entered then
+ * (dladdr, a signal handler, our own allocations) pass straight through. */
+extern TLS int shim_guard;
+
+/* ---- futexes: one wait and one wake for every module ---- */
+
+/* Sleep while *w == seen, at most timeout_ns (0: no limit).  Returns 0 when
+ * woken (or *w had already changed), -1 on timeout. */
+int glue_wait(uint32_t *w, uint32_t seen, uint64_t timeout_ns);
+void glue_wake(uint32_t *w);
+
+/* ---- helper threads ---- */
+
+/* Start fn(arg) on a new detached thread with a `stack`-byte stack, every
+ * signal blocked, created with the next pthread_create (never through a
+ * stack rule); the thread starts with its guard up.  `word` is the futex
+ * word it sleeps on, so that glue_quiesce can wake it.  0, or -1. */
+int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word);
+/* Start helpers until *count reaches want (the caller's helpers decrement
+ * *count as they return); a helper that could not start is not counted. */
+void glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_t stack, uint32_t *word);
+/* Helpers must return from fn when this is nonzero. */
+int glue_leaving(void);
+/* Ask every helper to leave, and wait (a bounded time) until they have left
+ * the process; helpers start again on their next need.  Returns the number
+ * that were running. */
+int glue_quiesce(void);
+/* Helpers still running (started and not yet returned). */
+int glue_helpers(void);
+
+/* ---- the page size, from sysconf, set first thing at start-up ---- */
+
+extern size_t page_size;
+#define PAGE_UP(x) (((x) + page_size - 1) & ~(page_size - 1))
+#define PAGE_DOWN(x) ((x) & ~(page_size - 1))
+void glue_init(void);
+
+/* fork: the child has no helpers. */
+void glue_atfork_child(void);
 
 #endif

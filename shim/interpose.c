@@ -1,26 +1,24 @@
 /* interpose.c: the exported wrappers, and nothing else.
  *
  * Each wrapper forwards to the next definition and, when the shim is on and
- * this thread is not already inside the shim, counts the request, matches it
- * against the policy and applies the rule's actions.  The program sees what
- * it would see without us: the same return value and the same errno (saved
- * right after the real call and restored after our own work).
+ * this thread is not already inside the shim, makes one call into the module
+ * that decides (prefault.c; stack.c for pthread_create).  The program sees
+ * what it would see without us: the same return value and the same errno.
  *
- * The shim's own work runs with shim_guard raised, never the real call: a
- * stacked allocator's mmap made from inside malloc is still seen.
+ * The malloc family is the hot path.  malloc calls the next malloc through
+ * its slot (glue.h: never NULL, so no test), and then compares the size
+ * with pf_block_min: below it (every block, when no rule or profile wants
+ * blocks) that comparison is all the shim costs.  free tests one flag.
  */
 #include "glue.h"
 #include "shim.h"
-#include "match.h"
-#include "os.h"
 #include "prefault.h"
-#include "profile.h"
-#include "recycle.h"
-#include "regions.h"
 #include "stack.h"
 #include "stats.h"
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,120 +27,41 @@
 #include <unistd.h>
 
 #define RET __builtin_return_address(0)
-#define PAGE_UP(x) (((x) + pf_page - 1) & ~(pf_page - 1))
-#define PAGE_DOWN(x) ((x) & ~(pf_page - 1))
 
-/* ---- mmap family ---- */
+/* ---- the mmap family ---- */
 
-static void *wrap_mmap(enum entry e, enum real_id rid, void *addr, size_t len, int prot, int flags,
-                       int fd, off_t off, const void *ret)
+static void *fwd_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	mmap_fn f = (mmap_fn)real_fn(rid);
-	struct request rq;
-	struct plan pl;
-	int rule = -1, err;
-	void *p;
-	if (unlikely(!f))
-		return sys_mmap(addr, len, prot, flags, fd, off);
-	if (!shim_on())
-		return f(addr, len, prot, flags, fd, off);
-	stats_call(e);
-	rq.entry = e;
-	rq.call = CALL_MMAP;
-	rq.len = len;
-	rq.off = off;
-	rq.hint = addr;
-	rq.ret = ret;
-	match_classify_mmap(&rq, prot, flags, fd);
-	pl.extra_flags = 0;
-	pl.align_huge = 0;
-	pl.recycled_resident = (size_t)-1;
-	shim_guard++;
-	if (len >= match_min_size[0] && (rule = match_request(&rq)) >= 0)
-		pf_plan(&rq, rule, &pl);
-	if (flags & MAP_FIXED) /* whatever was there goes away */
-		pf_unmapped(addr, PAGE_UP(len));
-	if (addr) /* a hint, MAP_FIXED or MAP_FIXED_NOREPLACE: the range must look as it would without us */
-		pf_claim_range(addr, PAGE_UP(len));
-	p = MAP_FAILED;
-	if (rule >= 0 && pl.recyclable) {
-		size_t res;
-		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res);
-		if (a) {
-			p = (void *)a;
-			pl.recycled_resident = res;
-		}
-	}
-	shim_guard--;
-	if (p == MAP_FAILED) {
-		if (pl.align_huge)
-			p = pf_mmap_huge(f, len, prot, flags, fd, off);
-		else
-			p = f(addr, len, prot, flags | pl.extra_flags, fd, off);
-		if (p == MAP_FAILED && errno == ENOMEM) {
-			/* Kept regions count against RLIMIT_AS and overcommit: give
-			 * them back and try once more, as if they had been unmapped. */
-			shim_guard++;
-			recycle_flush();
-			shim_guard--;
-			p = f(addr, len, prot, flags | pl.extra_flags, fd, off);
-		}
-	}
-	err = errno;
-	shim_guard++;
-	if (p == MAP_FAILED) {
-		st_add(&g_stats.failed[e], 1);
-		if (rule >= 0)
-			pf_cancel(&pl);
-	} else {
-		if (rule >= 0) {
-			stats_count_request(&g_stats.rules[rule], len);
-			pf_apply(&rq, &pl, p, PAGE_UP(len), NULL);
-		} else {
-			stats_unmatched(0, len);
-		}
-		if (unlikely(profiling))
-			profile_map((uintptr_t)p, PAGE_UP(len), CALL_MMAP, ret, rq.mk, rq.pk);
-	}
-	shim_guard--;
-	errno = err;
-	return p;
+	__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
+	return f ? f(addr, len, prot, flags, fd, off) : sys_mmap(addr, len, prot, flags, fd, off);
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	return wrap_mmap(E_MMAP, R_MMAP, addr, len, prot, flags, fd, off, RET);
+	if (shim_on())
+		return pf_mmap(E_mmap, addr, len, prot, flags, fd, off, RET);
+	return fwd_mmap(E_mmap, addr, len, prot, flags, fd, off);
 }
 
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	return wrap_mmap(E_MMAP64, R_MMAP64, addr, len, prot, flags, fd, off, RET);
+	if (shim_on())
+		return pf_mmap(E_mmap64, addr, len, prot, flags, fd, off, RET);
+	return fwd_mmap(E_mmap64, addr, len, prot, flags, fd, off);
 }
 
 EXPORT int munmap(void *addr, size_t len)
 {
-	munmap_fn f = (munmap_fn)real_fn(R_MUNMAP);
-	if (unlikely(!f))
-		return sys_munmap(addr, len);
-	if (shim_on() && len && !((uintptr_t)addr & (pf_page - 1))) {
-		int kept;
-		stats_call(E_MUNMAP);
-		/* Forget before unmapping: once the range is free, another thread's
-		 * mmap may get it, and its tracking must not be the one we drop. */
-		shim_guard++;
-		if (unlikely(profiling))
-			profile_unmap((uintptr_t)addr, PAGE_UP(len));
-		kept = pf_munmap(addr, PAGE_UP(len));
-		shim_guard--;
-		if (kept)
-			return 0; /* kept for recycling: to the program, it is gone */
-	}
-	return f(addr, len);
+	__typeof__(munmap) *f;
+	if (shim_on())
+		return pf_munmap(addr, len);
+	f = REAL(munmap);
+	return f ? f(addr, len) : sys_munmap(addr, len);
 }
 
 EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 {
-	mremap_fn f = (mremap_fn)real_fn(R_MREMAP);
+	void *(*f)(void *, size_t, size_t, int, ...);
 	void *new_addr = NULL;
 	if (flags & MREMAP_FIXED) {
 		va_list ap;
@@ -150,75 +69,98 @@ EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 		new_addr = va_arg(ap, void *);
 		va_end(ap);
 	}
-	if (unlikely(!f))
-		return sys_mremap(old, oldlen, newlen, flags, new_addr);
-	if (shim_on()) {
-		void *r;
-		stats_call(E_MREMAP);
-		shim_guard++;
-		if (unlikely(profiling))
-			profile_unmap((uintptr_t)old, PAGE_UP(oldlen));
-		pf_unmapped(old, PAGE_UP(oldlen));
-		if (PAGE_UP(newlen) > PAGE_UP(oldlen)) /* growing in place needs what follows */
-			pf_claim_range((char *)old + PAGE_UP(oldlen), PAGE_UP(newlen) - PAGE_UP(oldlen));
-		if (flags & MREMAP_FIXED) {
-			pf_unmapped(new_addr, PAGE_UP(newlen));
-			pf_claim_range(new_addr, PAGE_UP(newlen));
-		}
-		shim_guard--;
-		r = f(old, oldlen, newlen, flags, new_addr);
-		if (unlikely(profiling) && r != MAP_FAILED) {
-			int err = errno;
-			shim_guard++;
-			profile_map((uintptr_t)r, PAGE_UP(newlen), CALL_MMAP, RET, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
-			shim_guard--;
-			errno = err;
-		}
-		return r;
-	}
-	return f(old, oldlen, newlen, flags, new_addr);
+	if (shim_on())
+		return pf_mremap(old, oldlen, newlen, flags, new_addr, RET);
+	f = REAL(mremap);
+	return f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 }
 
 EXPORT int mprotect(void *addr, size_t len, int prot)
 {
-	mprotect_fn f = (mprotect_fn)real_fn(R_MPROTECT);
-	if (unlikely(!f))
-		return (int)syscall(SYS_mprotect, addr, len, prot);
+	__typeof__(mprotect) *f = REAL(mprotect);
 	if (shim_on()) {
-		stats_call(E_MPROTECT);
-		shim_guard++;
-		pf_reprotected(addr, PAGE_UP(len));
-		shim_guard--;
+		stats_call(E_mprotect);
+		pf_reprotect(addr, len);
 	}
-	return f(addr, len, prot);
+	return f ? f(addr, len, prot) : sys_mprotect(addr, len, prot);
+}
+
+EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
+{
+	__typeof__(pkey_mprotect) *f = REAL(pkey_mprotect);
+	if (shim_on()) {
+		stats_call(E_pkey_mprotect);
+		pf_reprotect(addr, len);
+	}
+	return f ? f(addr, len, prot, pkey) : (int)syscall(SYS_pkey_mprotect, addr, len, prot, pkey);
 }
 
 EXPORT int madvise(void *addr, size_t len, int advice)
 {
-	madvise_fn f = (madvise_fn)real_fn(R_MADVISE);
-	if (unlikely(!f))
-		return sys_madvise(addr, len, advice);
-	if (shim_on()) {
-		stats_call(E_MADVISE);
-		shim_guard++;
-		pf_advised(addr, PAGE_UP(len), advice);
-		shim_guard--;
-	}
-	return f(addr, len, advice);
+	__typeof__(madvise) *f;
+	if (shim_on())
+		return pf_madvise(addr, len, advice);
+	f = REAL(madvise);
+	return f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
 }
 
-/* ---- threads ---- */
+/* ---- locking: the program's own ---- */
 
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+EXPORT int mlock(const void *addr, size_t len)
+{
+	__typeof__(mlock) *f;
+	if (shim_on())
+		return pf_mlock(E_mlock, addr, len, 0);
+	f = REAL(mlock);
+	return f ? f(addr, len) : sys_mlock(addr, len);
+}
+
+EXPORT int mlock2(const void *addr, size_t len, unsigned int flags)
+{
+	__typeof__(mlock2) *f;
+	if (shim_on())
+		return pf_mlock(E_mlock2, addr, len, flags);
+	f = REAL(mlock2);
+	return f ? f(addr, len, flags) : (int)syscall(SYS_mlock2, addr, len, flags);
+}
+
+EXPORT int munlock(const void *addr, size_t len)
+{
+	__typeof__(munlock) *f;
+	if (shim_on())
+		return pf_munlock(addr, len);
+	f = REAL(munlock);
+	return f ? f(addr, len) : sys_munlock(addr, len);
+}
+
+EXPORT int mlockall(int flags)
+{
+	__typeof__(mlockall) *f;
+	if (shim_on())
+		return pf_mlockall(flags);
+	f = REAL(mlockall);
+	return f ? f(flags) : (int)syscall(SYS_mlockall, flags);
+}
+
+EXPORT int munlockall(void)
+{
+	__typeof__(munlockall) *f;
+	if (shim_on())
+		return pf_munlockall();
+	f = REAL(munlockall);
+	return f ? f() : (int)syscall(SYS_munlockall);
+}
+
+/* ---- threads and namespaces ---- */
 
 EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-	pthread_create_fn f = (pthread_create_fn)real_fn(R_PTHREAD_CREATE);
+	__typeof__(pthread_create) *f = REAL(pthread_create);
 	int wrapped = 0, r;
 	if (unlikely(!f))
 		return EAGAIN;
 	if (shim_on()) {
-		stats_call(E_PTHREAD_CREATE);
+		stats_call(E_pthread_create);
 		shim_guard++;
 		wrapped = stack_wrap(&fn, &arg, attr, RET);
 		shim_guard--;
@@ -229,109 +171,96 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 	return r;
 }
 
-/* ---- malloc family ---- */
-
-/* A block came back from the allocator: count it and act on its
- * page-aligned interior (the edges share pages with other blocks). */
-static void after_alloc(enum entry e, void *p, size_t size, const void *ret)
+/* Joining or making a user namespace (and joining a mount namespace) needs
+ * a single-threaded process: the shim's helper threads leave first, and come
+ * back on their next need. */
+EXPORT int unshare(int flags)
 {
-	struct request rq;
-	struct plan pl;
-	uintptr_t s, t;
-	int rule, err;
-	stats_call(e);
-	if (unlikely(profiling)) {
-		shim_guard++;
-		profile_block(p, size, ret);
-		shim_guard--;
+	__typeof__(unshare) *f = REAL(unshare);
+	if (flags & (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)) {
+		int err = errno;
+		glue_quiesce();
+		errno = err;
 	}
-	if (size < match_min_size[1]) {
-		stats_unmatched(1, size);
-		return;
-	}
-	err = errno;
-	shim_guard++;
-	match_anon_request(&rq, e, CALL_MALLOC, size, ret);
-	rule = match_request(&rq);
-	if (rule < 0) {
-		stats_unmatched(1, size);
-	} else {
-		stats_count_request(&g_stats.rules[rule], size);
-		pf_plan(&rq, rule, &pl);
-		s = PAGE_UP((uintptr_t)p);
-		t = PAGE_DOWN((uintptr_t)p + size);
-		pf_apply(&rq, &pl, (void *)s, t > s ? t - s : 0, p);
-	}
-	shim_guard--;
-	errno = err;
+	if (shim_on())
+		stats_call(E_unshare);
+	return f ? f(flags) : (int)syscall(SYS_unshare, flags);
 }
 
-/* Called with the shim on: a tracked block gives back its charge and lock. */
-static void before_free(void *p)
+EXPORT int setns(int fd, int nstype)
+{
+	__typeof__(setns) *f = REAL(setns);
+	int err = errno;
+	glue_quiesce();
+	errno = err;
+	if (shim_on())
+		stats_call(E_setns);
+	return f ? f(fd, nstype) : (int)syscall(SYS_setns, fd, nstype);
+}
+
+/* ---- the malloc family ---- */
+
+/* A block big enough for the policy or the profile (or any block before
+ * start-up is done): the slow path. */
+static void __attribute__((noinline)) block(enum entry e, void *p, size_t size, const void *ret)
 {
 	int err;
-	if (!blocks_count() && likely(!profiling))
+	if (!p || !shim_on())
 		return;
 	err = errno;
 	shim_guard++;
-	if (unlikely(profiling))
-		profile_free(p);
-	pf_freed(p);
+	pf_block(e, p, size, ret);
 	shim_guard--;
 	errno = err;
 }
+
+static void __attribute__((noinline)) before_free(void *p)
+{
+	int err;
+	if (!p || !shim_on())
+		return;
+	err = errno;
+	shim_guard++;
+	pf_free(p);
+	shim_guard--;
+	errno = err;
+}
+
+static inline size_t block_min(void) { return __atomic_load_n(&pf_block_min, __ATOMIC_RELAXED); }
+static inline int free_watch(void) { return __atomic_load_n(&pf_free_watch, __ATOMIC_RELAXED); }
 
 EXPORT void *malloc(size_t size)
 {
-	malloc_fn f = (malloc_fn)real_fn(R_MALLOC);
-	void *p;
-	if (unlikely(!f))
-		return boot_alloc(size, 16);
-	p = f(size);
-	if (p && shim_on())
-		after_alloc(E_MALLOC, p, size, RET);
+	void *p = NEXT(malloc)(size);
+	if (unlikely(size >= block_min()))
+		block(E_malloc, p, size, RET);
 	return p;
 }
 
 EXPORT void *calloc(size_t n, size_t size)
 {
-	calloc_fn f = (calloc_fn)real_fn(R_CALLOC);
+	void *p = NEXT(calloc)(n, size);
 	size_t total;
-	void *p;
-	if (__builtin_mul_overflow(n, size, &total)) {
-		if (f)
-			return f(n, size); /* let the allocator say ENOMEM */
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (unlikely(!f))
-		return boot_alloc(total, 16);
-	p = f(n, size);
-	if (p && shim_on())
-		after_alloc(E_CALLOC, p, total, RET);
+	if (unlikely(__builtin_mul_overflow(n, size, &total)))
+		return p; /* (the allocator said ENOMEM) */
+	if (unlikely(total >= block_min()))
+		block(E_calloc, p, total, RET);
 	return p;
 }
 
 EXPORT void free(void *p)
 {
-	free_fn f;
-	if (!p || boot_owns(p))
-		return;
-	f = (free_fn)real_fn(R_FREE);
-	if (unlikely(!f))
-		return; /* freed while dlsym runs: leak it, the arena is tiny */
-	if (shim_on()) {
-		stats_call(E_FREE);
+	if (unlikely(boot_owns(p)))
+		return; /* the bootstrap arena is never reused */
+	if (unlikely(free_watch()))
 		before_free(p);
-	}
-	f(p);
+	NEXT(free)(p);
 }
 
 EXPORT void *realloc(void *old, size_t size)
 {
-	realloc_fn f = (realloc_fn)real_fn(R_REALLOC);
 	void *p;
-	if (old && boot_owns(old)) {
+	if (unlikely(boot_owns(old))) {
 		/* Moving a bootstrap block into the real heap. */
 		size_t n = boot_size(old);
 		p = malloc(size);
@@ -339,82 +268,73 @@ EXPORT void *realloc(void *old, size_t size)
 			memcpy(p, old, n < size ? n : size);
 		return p;
 	}
-	if (unlikely(!f)) {
-		p = boot_alloc(size, 16);
-		return p; /* old is NULL or a bootstrap block here */
-	}
-	if (old && shim_on())
+	if (unlikely(free_watch()) && old)
 		before_free(old);
-	p = f(old, size);
-	if (p && size && shim_on())
-		after_alloc(E_REALLOC, p, size, RET);
+	p = NEXT(realloc)(old, size);
+	if (unlikely(size >= block_min()) && size)
+		block(E_realloc, p, size, RET);
 	return p;
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
-	posix_memalign_fn f = (posix_memalign_fn)real_fn(R_POSIX_MEMALIGN);
+	__typeof__(posix_memalign) *f = REAL(posix_memalign);
 	int r;
 	if (unlikely(!f)) {
 		*out = boot_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
 	r = f(out, align, size);
-	if (r == 0 && *out && shim_on())
-		after_alloc(E_POSIX_MEMALIGN, *out, size, RET);
+	if (r == 0 && unlikely(size >= block_min()))
+		block(E_posix_memalign, *out, size, RET);
 	return r;
 }
 
-static void *wrap_memalign(enum entry e, enum real_id rid, size_t align, size_t size, const void *ret)
+static void *wrap_memalign(enum entry e, size_t align, size_t size, const void *ret)
 {
-	memalign_fn f = (memalign_fn)real_fn(rid);
+	void *(*f)(size_t, size_t) = real_fn(e);
 	void *p;
 	if (unlikely(!f))
 		return boot_alloc(size, align);
 	p = f(align, size);
-	if (p && shim_on())
-		after_alloc(e, p, size, ret);
+	if (unlikely(size >= block_min()))
+		block(e, p, size, ret);
 	return p;
 }
 
-EXPORT void *aligned_alloc(size_t align, size_t size)
-{
-	return wrap_memalign(E_ALIGNED_ALLOC, R_ALIGNED_ALLOC, align, size, RET);
-}
-
-EXPORT void *memalign(size_t align, size_t size)
-{
-	return wrap_memalign(E_MEMALIGN, R_MEMALIGN, align, size, RET);
-}
+EXPORT void *aligned_alloc(size_t align, size_t size) { return wrap_memalign(E_aligned_alloc, align, size, RET); }
+EXPORT void *memalign(size_t align, size_t size) { return wrap_memalign(E_memalign, align, size, RET); }
 
 /* valloc and pvalloc: page-aligned, like their bootstrap stand-in. */
-static void *wrap_valloc(enum entry e, enum real_id rid, size_t size, const void *ret)
+static void *wrap_valloc(enum entry e, size_t size, const void *ret)
 {
-	malloc_fn f = (malloc_fn)real_fn(rid);
+	void *(*f)(size_t) = real_fn(e);
 	void *p;
-	if (unlikely(!f))
-		return boot_alloc(size, os_page_size()); /* (before init: ask sysconf) */
+	if (unlikely(!f)) {
+		if (!page_size)
+			glue_init(); /* (before start-up: ask sysconf) */
+		return boot_alloc(size, page_size);
+	}
 	p = f(size);
-	if (p && shim_on())
-		after_alloc(e, p, size, ret);
+	if (unlikely(size >= block_min()))
+		block(e, p, size, ret);
 	return p;
 }
 
-EXPORT void *valloc(size_t size) { return wrap_valloc(E_VALLOC, R_VALLOC, size, RET); }
-EXPORT void *pvalloc(size_t size) { return wrap_valloc(E_PVALLOC, R_PVALLOC, size, RET); }
+EXPORT void *valloc(size_t size) { return wrap_valloc(E_valloc, size, RET); }
+EXPORT void *pvalloc(size_t size) { return wrap_valloc(E_pvalloc, size, RET); }
 
 /* ---- exit without destructors ---- */
 
-static void __attribute__((noreturn)) leave(enum real_id rid, int status)
+static void __attribute__((noreturn)) leave(enum entry e, int status)
 {
-	exit_fn f;
+	void (*f)(int);
 	shim_report();
-	f = (exit_fn)real_fn(rid);
+	f = real_fn(e);
 	if (f)
 		f(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	sys_exit_group(status);
 }
 
-EXPORT void _exit(int status) { leave(R__EXIT, status); }
-EXPORT void _Exit(int status) { leave(R__EXIT2, status); }
+EXPORT void _exit(int status) { leave(E__exit, status); }
+EXPORT void _Exit(int status) { leave(E__Exit, status); }

@@ -1,9 +1,12 @@
 /* match.c: see match.h. */
-#include "glue.h"
 #include "match.h"
+#include "fork.h"
 #include "glob.h"
+#include "glue.h"
 #include "lock.h"
+#include "stats.h"
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,23 +22,55 @@ int match_nrules;
 uint64_t match_min_size[2] = { UINT64_MAX, UINT64_MAX };
 static const struct policy *mpol;
 
-/* Calling objects.  An object is identified by its load base; its rule mask
- * says which rules' caller globs accept its file name. */
+/* Calling objects.  An object is identified by its load base and the
+ * generation it was seen in (a generation ends when a library is unloaded);
+ * its rule mask says which rules' caller globs accept its file name.  The
+ * table only grows; an object of an old generation is never matched again.
+ * When it is full, further objects match no caller rule (with a note). */
 #define OBJ_MAX 1024
 #define OBJ_NAME 96
 struct object {
 	uintptr_t base;
 	uint64_t mask;
+	unsigned gen;
 	char name[OBJ_NAME];
 };
 static struct object objs[OBJ_MAX];
 static unsigned nobjs; /* published with release after the entry is filled */
 static spin_t obj_lock;
 static char main_names[2][OBJ_NAME]; /* argv[0] and /proc/self/exe basenames */
+static unsigned long long seen_subs; /* dlpi_subs when the cache was last valid */
+static unsigned gen;
 
 /* Address -> object cache: one word per slot, (addr << 16) | (obj + 1). */
 #define CACHE_SLOTS 4096
 static uint64_t cache[CACHE_SLOTS];
+
+static int subs_cb(struct dl_phdr_info *info, size_t size, void *out)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+		*(unsigned long long *)out = info->dlpi_subs;
+	return 1; /* the first object is enough: the counters are global */
+}
+
+/* A library has been unloaded since the cache was filled: start a new
+ * generation with an empty cache. */
+static void check_unloads(void)
+{
+	unsigned long long subs = 0;
+	dl_iterate_phdr(subs_cb, &subs);
+	if (subs == __atomic_load_n(&seen_subs, __ATOMIC_ACQUIRE))
+		return;
+	spin_lock(&obj_lock);
+	if (subs != seen_subs) {
+		size_t i;
+		for (i = 0; i < CACHE_SLOTS; i++)
+			__atomic_store_n(&cache[i], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&gen, gen + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&seen_subs, subs, __ATOMIC_RELEASE);
+	}
+	spin_unlock(&obj_lock);
+}
 
 static const char *base_name(const char *p)
 {
@@ -104,8 +139,10 @@ static int object_of(const void *addr)
 	uintptr_t a = (uintptr_t)addr;
 	uint64_t slot = (a ^ (a >> 12)) & (CACHE_SLOTS - 1), v;
 	Dl_info info;
-	unsigned i, n;
+	unsigned i, n, g;
 	int e = errno;
+	check_unloads();
+	g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
 	v = __atomic_load_n(&cache[slot], __ATOMIC_ACQUIRE);
 	if (a < (1ull << 48) && v && (v >> 16) == a)
 		return (int)(v & 0xffff) - 1;
@@ -117,21 +154,23 @@ static int object_of(const void *addr)
 	errno = e;
 	n = __atomic_load_n(&nobjs, __ATOMIC_ACQUIRE);
 	for (i = 0; i < n; i++)
-		if (objs[i].base == (uintptr_t)info.dli_fbase)
+		if (objs[i].base == (uintptr_t)info.dli_fbase && objs[i].gen == g)
 			goto found;
 	spin_lock(&obj_lock);
 	n = nobjs;
 	for (i = 0; i < n; i++)
-		if (objs[i].base == (uintptr_t)info.dli_fbase)
+		if (objs[i].base == (uintptr_t)info.dli_fbase && objs[i].gen == g)
 			break;
 	if (i == n) {
 		const char *fname = info.dli_fname ? info.dli_fname : "";
 		int is_main = !fname[0] || !strcmp(fname, program_invocation_name);
 		if (n == OBJ_MAX) {
 			spin_unlock(&obj_lock);
+			stats_note(N_OBJECTS);
 			return -1;
 		}
 		objs[i].base = (uintptr_t)info.dli_fbase;
+		objs[i].gen = g;
 		/* The main program: dladdr names it after argv[0]; accept either the
 		 * name it was run by or the real file's name (python3 vs python3.11). */
 		if (is_main) {
@@ -150,15 +189,8 @@ found:
 	return (int)i;
 }
 
-const char *match_object_name(const void *addr)
+void match_anon_request(struct request *rq, unsigned call, size_t len, const void *ret)
 {
-	int o = object_of(addr);
-	return o < 0 ? "?" : objs[o].name;
-}
-
-void match_anon_request(struct request *rq, int entry, unsigned call, size_t len, const void *ret)
-{
-	rq->entry = entry;
 	rq->call = call;
 	rq->len = len;
 	rq->mk = MK_ANON | MK_PRIVATE;
@@ -223,6 +255,12 @@ int match_request(const struct request *rq)
 	return -1;
 }
 
-void match_lock(void) { spin_lock(&obj_lock); }
-void match_unlock(void) { spin_unlock(&obj_lock); }
-void match_reset_lock(void) { spin_init(&obj_lock); }
+void match_atfork(int who)
+{
+	if (who == FORK_PREPARE)
+		spin_lock(&obj_lock);
+	else if (who == FORK_PARENT)
+		spin_unlock(&obj_lock);
+	else
+		spin_init(&obj_lock);
+}

@@ -3,7 +3,10 @@
  * Rules are tried in file order and the first match wins.  Everything a rule
  * tests is a property of the request except the calling object, which is
  * found from the wrapper's return address with dladdr and cached by address,
- * so dladdr runs once per call site, not once per call.
+ * so dladdr runs once per call site, not once per call.  The cache is
+ * dropped whenever a library has been unloaded since it was filled
+ * (dl_iterate_phdr's load and unload counters): a library loaded later at
+ * the same address is another object.
  */
 #ifndef PREFAULT_MATCH_H
 #define PREFAULT_MATCH_H
@@ -13,7 +16,6 @@
 #include "policy.h"
 
 struct request {
-	int entry;          /* enum entry */
 	unsigned call;      /* CALL_MMAP, CALL_MALLOC or CALL_STACK */
 	size_t len;         /* bytes requested */
 	unsigned mk;        /* MK_* properties of the request */
@@ -31,13 +33,9 @@ extern uint64_t match_min_size[2]; /* [0] mmap, [1] malloc */
 extern int match_nrules;
 int match_request(const struct request *rq);
 /* A request for anonymous private read-write memory (malloc blocks, stacks). */
-void match_anon_request(struct request *rq, int entry, unsigned call, size_t len, const void *ret);
+void match_anon_request(struct request *rq, unsigned call, size_t len, const void *ret);
 /* Describe mmap arguments as MK_* / PK_* bits. */
 void match_classify_mmap(struct request *rq, int prot, int flags, int fd);
-/* fork: hold the object table's lock across it. */
-void match_lock(void);
-void match_unlock(void);
-void match_reset_lock(void);
-/* For reports and profiles: the file name of the object holding `addr`. */
-const char *match_object_name(const void *addr);
+/* fork: the object table's lock is held across it. */
+void match_atfork(int who);
 #endif

@@ -1,13 +1,14 @@
-/* os.c: see os.h. */
-#include "glue.h"
+/* os.c: see os.h.  Calls only libc. */
 #include "os.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,10 +33,20 @@ static void faults_of(int who, struct faults *f)
 void os_faults_self(struct faults *f) { faults_of(RUSAGE_SELF, f); }
 void os_faults_thread(struct faults *f) { faults_of(RUSAGE_THREAD, f); }
 
-size_t os_page_size(void)
+void meter_start(struct meter *m)
 {
-	long p = sysconf(_SC_PAGESIZE);
-	return p > 0 ? (size_t)p : (size_t)getauxval(AT_PAGESZ); /* (sysconf cannot fail for this on Linux) */
+	m->t0 = os_now_ns();
+	os_faults_thread(&m->f0);
+}
+
+void meter_read(const struct meter *m, struct faults *f, uint64_t *ns)
+{
+	struct faults now;
+	os_faults_thread(&now);
+	f->minor = now.minor - m->f0.minor;
+	f->major = now.major - m->f0.major;
+	if (ns)
+		*ns = os_now_ns() - m->t0;
 }
 
 int os_online_cpus(void)
@@ -46,7 +57,7 @@ int os_online_cpus(void)
 
 long os_read_file(const char *path, char *buf, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	size_t len = 0;
 	if (fd < 0)
 		return -1;
@@ -92,19 +103,22 @@ uint64_t os_mem_available(void)
 }
 
 /* The memory cgroup's limit and usage files, for this cgroup and each one
- * above it (a parent's limit binds too), found once at start. */
+ * above it (a parent's limit binds too), found once.  The file texts are
+ * read into static buffers, not onto the caller's stack: the first budget
+ * question may come from a thread with a 16 KiB stack. */
 #define CG_LEVELS 8
 static char cg_limit[CG_LEVELS][300], cg_usage[CG_LEVELS][300];
-static int cg_levels;
+static int cg_levels, cg_once;
+static char cg_text[64 * 1024], cg_mnt[256], cg_rel[1024];
 
 /* The mount point of the memory controller: cgroup2, or cgroup v1 with the
  * "memory" option.  From /proc/self/mountinfo. */
 static int cg_mount(int v2, char *out, size_t cap)
 {
-	char buf[16384], *line, *save = NULL;
-	if (os_read_file("/proc/self/mountinfo", buf, sizeof buf) < 0)
+	char *line, *save = NULL;
+	if (os_read_file("/proc/self/mountinfo", cg_text, sizeof cg_text) < 0)
 		return -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(cg_text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		/* id parent maj:min root mountpoint opts ... - fstype source superopts */
 		char *f[5], *dash = strstr(line, " - "), *p = line;
 		int i;
@@ -133,12 +147,14 @@ static int cg_mount(int v2, char *out, size_t cap)
 
 void os_cgroup_init(void)
 {
-	char cg[2048], mnt[256], rel[1024], *line, *save = NULL;
+	char *line, *save = NULL;
 	int v2 = 0, found = 0;
-	cg_levels = 0;
-	if (os_read_file("/proc/self/cgroup", cg, sizeof cg) < 0)
+	if (__atomic_exchange_n(&cg_once, 1, __ATOMIC_ACQ_REL))
 		return;
-	for (line = strtok_r(cg, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	cg_levels = 0;
+	if (os_read_file("/proc/self/cgroup", cg_text, sizeof cg_text) < 0)
+		return;
+	for (line = strtok_r(cg_text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (!c2)
 			continue;
@@ -151,20 +167,20 @@ void os_cgroup_init(void)
 		} else {
 			continue;
 		}
-		if (strlen(c2 + 1) >= sizeof rel)
+		if (strlen(c2 + 1) >= sizeof cg_rel)
 			return;
-		strcpy(rel, c2 + 1);
+		strcpy(cg_rel, c2 + 1);
 		if (found)
 			break;
 	}
-	if ((!found && !v2) || cg_mount(v2, mnt, sizeof mnt) < 0)
+	if ((!found && !v2) || cg_mount(v2, cg_mnt, sizeof cg_mnt) < 0)
 		return;
 	for (;;) {
-		size_t n = strlen(rel);
-		if (cg_levels < CG_LEVELS && strlen(mnt) + n + 32 < sizeof cg_limit[0]) {
+		size_t n = strlen(cg_rel);
+		if (cg_levels < CG_LEVELS && strlen(cg_mnt) + n + 32 < sizeof cg_limit[0]) {
 			char *l = cg_limit[cg_levels], *u = cg_usage[cg_levels];
-			strcpy(l, mnt);
-			strcat(l, n > 1 ? rel : "");
+			strcpy(l, cg_mnt);
+			strcat(l, n > 1 ? cg_rel : "");
 			strcpy(u, l);
 			strcat(l, v2 ? "/memory.max" : "/memory.limit_in_bytes");
 			strcat(u, v2 ? "/memory.current" : "/memory.usage_in_bytes");
@@ -172,11 +188,11 @@ void os_cgroup_init(void)
 		}
 		if (n <= 1)
 			break;
-		line = strrchr(rel, '/');
+		line = strrchr(cg_rel, '/');
 		if (!line)
 			break;
-		if (line == rel)
-			rel[1] = '\0';
+		if (line == cg_rel)
+			cg_rel[1] = '\0';
 		else
 			*line = '\0';
 	}
@@ -203,16 +219,36 @@ uint64_t os_cgroup_room(void)
 	return best;
 }
 
+/* Kernel file systems whose "files" are knobs, not storage: writing a
+ * report into one would set something (a hostname, a sysctl). */
+static int pseudo_fs(long type)
+{
+	static const unsigned long kinds[] = {
+		PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,
+		TRACEFS_MAGIC, SECURITYFS_MAGIC, SELINUX_MAGIC, SMACK_MAGIC, BPF_FS_MAGIC, PSTOREFS_MAGIC,
+		EFIVARFS_MAGIC, DEVPTS_SUPER_MAGIC, BINFMTFS_MAGIC, NSFS_MAGIC, 0x62656570 /* configfs */,
+		0x65735543 /* fusectl */, 0x19800202 /* mqueue */,
+	};
+	size_t i;
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if ((unsigned long)type == kinds[i])
+			return 1;
+	return 0;
+}
+
 int os_open_report(const char *path)
 {
 	struct stat st;
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
+	struct statfs sf;
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -1;
-	/* Refuse anything but a regular file of ours with one link: a FIFO would
-	 * block exit, a device or someone else's file is not ours to overwrite,
-	 * and a hard link could point anywhere. */
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
+	/* Refuse anything but a regular file of ours with one link on a real
+	 * file system: a FIFO would block exit, a device or someone else's file
+	 * is not ours to overwrite, a hard link could point anywhere, and a file
+	 * in /proc or sysfs is a switch. */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
+	    fstatfs(fd, &sf) != 0 || pseudo_fs((long)sf.f_type)) {
 		close(fd);
 		errno = EPERM;
 		return -1;
@@ -226,9 +262,72 @@ int os_open_report(const char *path)
 	return fd;
 }
 
+void os_fd_identity(int fd, struct fdid *id)
+{
+	struct stat st;
+	id->ok = fstat(fd, &st) == 0;
+	id->dev = id->ok ? st.st_dev : 0;
+	id->ino = id->ok ? st.st_ino : 0;
+}
+
+int os_fd_same(int fd, const struct fdid *id)
+{
+	struct stat st;
+	return id->ok && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
+}
+
+void os_quiet_begin(struct quiet *q)
+{
+	sigset_t hold, pending;
+	sigemptyset(&hold);
+	sigaddset(&hold, SIGPIPE);
+	sigaddset(&hold, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &hold, &q->old);
+	sigpending(&pending);
+	q->pipe_was_pending = sigismember(&pending, SIGPIPE) == 1;
+	q->fsz_was_pending = sigismember(&pending, SIGXFSZ) == 1;
+}
+
+void os_quiet_end(struct quiet *q)
+{
+	sigset_t pending, one;
+	struct timespec zero = { 0, 0 };
+	int sig;
+	sigpending(&pending);
+	/* Discard only what our write raised; a signal the program had pending
+	 * already stays pending for it. */
+	for (sig = 0; sig < 2; sig++) {
+		int s = sig ? SIGXFSZ : SIGPIPE, was = sig ? q->fsz_was_pending : q->pipe_was_pending;
+		if (!was && sigismember(&pending, s) == 1) {
+			sigemptyset(&one);
+			sigaddset(&one, s);
+			while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR)
+				;
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &q->old, NULL);
+}
+
+int os_write_all(int fd, const char *s, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 size_t os_resident_pages(uintptr_t s, uintptr_t e, size_t page)
 {
-	unsigned char vec[512];
+	unsigned char vec[256];
 	size_t n = 0, i;
 	s &= ~(uintptr_t)(page - 1);
 	while (s < e) {
@@ -247,17 +346,4 @@ size_t os_resident_pages(uintptr_t s, uintptr_t e, size_t page)
 int os_secure(void)
 {
 	return getauxval(AT_SECURE) != 0;
-}
-
-void os_write_all(int fd, const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
 }

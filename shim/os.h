@@ -1,36 +1,74 @@
-/* os.h: the operating-system primitives the shim needs, none of which
- * allocate or take a lock: clocks, fault counters, small file reads, the
- * memory limits the budget is derived from, and safe report files. */
+/* os.h: what the shim asks of the operating system, beside glue.h's raw
+ * calls: clocks and fault counters, small file reads, the memory limits the
+ * budget is derived from, and safe report files.  Calls only libc; nothing
+ * here allocates or takes a lock, and nothing puts more than a few hundred
+ * bytes on the caller's stack (the shim may run on a 16 KiB thread stack). */
 #ifndef PREFAULT_OS_H
 #define PREFAULT_OS_H
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct faults { uint64_t minor, major; };
 
-uint64_t os_now_ns(void);              /* CLOCK_MONOTONIC */
-void os_faults_self(struct faults *f); /* whole process, all threads */
+uint64_t os_now_ns(void);                /* CLOCK_MONOTONIC */
+void os_faults_self(struct faults *f);   /* whole process, all threads */
 void os_faults_thread(struct faults *f); /* calling thread only */
-size_t os_page_size(void);             /* sysconf, cached by the caller */
 int os_online_cpus(void);
+
+/* The fault meter: faults and time of a piece of the shim's own work, in the
+ * calling thread (RUSAGE_THREAD). */
+struct meter {
+	uint64_t t0;
+	struct faults f0;
+};
+void meter_start(struct meter *m);
+/* Faults (minor + major in *f) and nanoseconds since meter_start. */
+void meter_read(const struct meter *m, struct faults *f, uint64_t *ns);
+
 /* Read up to cap-1 bytes of a (small, /proc-like) file; NUL-terminated.
  * Returns the length, or -1 with errno set. */
 long os_read_file(const char *path, char *buf, size_t cap);
 /* MemAvailable in bytes, 0 if unknown. */
 uint64_t os_mem_available(void);
 /* Find the memory cgroup's files (v2 memory.max, or v1 limit_in_bytes) for
- * this cgroup and its ancestors; once, at start. */
+ * this cgroup and its ancestors; once (later calls do nothing). */
 void os_cgroup_init(void);
 /* The least room (limit minus usage) over those levels, UINT64_MAX if
  * none is limited. */
 uint64_t os_cgroup_room(void);
-/* Open a report file for writing without following a symlink in its last
- * component and only if it is (or becomes) a regular file we own.  Returns
- * an fd or -1 with errno set. */
+
+/* Open a report file for writing, mode 0600, without following a symlink
+ * in its last component, and only if it is (or becomes) a regular file of
+ * ours with one link on a real file system (never /proc, sysfs, a FIFO or a
+ * device).  Returns an fd or -1 with errno set (EPERM: refused). */
 int os_open_report(const char *path);
 /* Nonzero for a set-user-ID / set-group-ID / capability-raising exec. */
 int os_secure(void);
-void os_write_all(int fd, const char *s, size_t n);
+
+/* Which open file an fd is, to tell later whether the fd still is it. */
+struct fdid {
+	dev_t dev;
+	ino_t ino;
+	int ok;
+};
+void os_fd_identity(int fd, struct fdid *id);
+/* 1 if fd is open and is the same file as id. */
+int os_fd_same(int fd, const struct fdid *id);
+
+/* Around a write the program did not ask for: SIGPIPE and SIGXFSZ are
+ * held and, if our write raised them, discarded, so a closed pipe or a full
+ * RLIMIT_FSIZE can never kill the program or show it a signal. */
+struct quiet {
+	sigset_t old;
+	int pipe_was_pending, fsz_was_pending;
+};
+void os_quiet_begin(struct quiet *q);
+void os_quiet_end(struct quiet *q);
+
+/* Write all of s; 0, or -1 with errno set. */
+int os_write_all(int fd, const char *s, size_t n);
 /* How many pages of [start, end) are resident (mincore); the partial pages
  * at either end count whole.  Stops counting where the range is unmapped. */
 size_t os_resident_pages(uintptr_t start, uintptr_t end, size_t page);

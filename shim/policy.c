@@ -9,6 +9,7 @@
  * help".  Keys are a table; each key's parser gets the value's words.
  */
 #include "policy.h"
+#include "defs.h"
 #include "glob.h"
 #include "sbuf.h"
 #include <stddef.h>
@@ -229,23 +230,35 @@ static int p_size(struct ctx *c, struct word *w, int nw)
 	return 0;
 }
 
+/* The words of map = and action =, for the parser and the printer alike. */
+const struct pol_word pol_map_words[] = {
+	{ "anon", MK_ANON }, { "file", MK_FILE }, { "private", MK_PRIVATE },
+	{ "shared", MK_SHARED }, { "noreserve", MK_NORESERVE }, { "fixed", MK_FIXED }, { NULL, 0 },
+};
+const struct pol_word pol_action_words[] = {
+	{ "none", A_NONE }, { "populate", A_POPULATE }, { "map-populate", A_MAP_POPULATE },
+	{ "willneed", A_WILLNEED }, { "lock", A_LOCK }, { "hugepage", A_HUGEPAGE },
+	{ "background", A_BACKGROUND }, { "recycle", A_RECYCLE }, { NULL, 0 },
+};
+
+/* The bit of word w in table t, or 0. */
+static unsigned word_bit(const struct pol_word *t, const struct word *w)
+{
+	for (; t->s; t++)
+		if (weq(w, t->s))
+			return t->bit;
+	return 0;
+}
+
 static int p_map(struct ctx *c, struct word *w, int nw)
 {
-	static const struct { const char *s; unsigned bit; } words[] = {
-		{ "anon", MK_ANON }, { "file", MK_FILE }, { "private", MK_PRIVATE },
-		{ "shared", MK_SHARED }, { "noreserve", MK_NORESERVE }, { "fixed", MK_FIXED },
-	};
-	unsigned m = 0;
+	unsigned m = 0, bit;
 	int i;
-	size_t k;
 	for (i = 0; i < nw; i++) {
-		for (k = 0; k < sizeof words / sizeof words[0]; k++)
-			if (weq(&w[i], words[k].s))
-				break;
-		if (k == sizeof words / sizeof words[0])
+		if (!(bit = word_bit(pol_map_words, &w[i])))
 			return fail_word(c, "unknown mapping kind ", &w[i],
 			                 " (expected anon, file, private, shared, noreserve or fixed)");
-		m |= words[k].bit;
+		m |= bit;
 	}
 	if ((m & (MK_ANON | MK_FILE)) == (MK_ANON | MK_FILE))
 		return fail(c, c->line, "map = anon file can never match: a mapping is one or the other", NULL, NULL);
@@ -306,26 +319,16 @@ static int add_globs(struct ctx *c, struct word *w, int nw, uint16_t *dst, uint8
 static int p_caller(struct ctx *c, struct word *w, int nw) { return add_globs(c, w, nw, c->rule->caller, &c->rule->ncaller); }
 static int p_program(struct ctx *c, struct word *w, int nw) { return add_globs(c, w, nw, c->rule->program, &c->rule->nprogram); }
 
-static const struct { const char *s; unsigned bit; } action_words[] = {
-	{ "none", A_NONE }, { "populate", A_POPULATE }, { "map-populate", A_MAP_POPULATE },
-	{ "willneed", A_WILLNEED }, { "lock", A_LOCK }, { "hugepage", A_HUGEPAGE },
-	{ "background", A_BACKGROUND }, { "recycle", A_RECYCLE },
-};
-#define N_ACTIONS (sizeof action_words / sizeof action_words[0])
 #define ACTION_LIST "none, populate, map-populate, willneed, lock, hugepage, background or recycle"
 
 static int p_action(struct ctx *c, struct word *w, int nw)
 {
-	unsigned m = 0;
+	unsigned m = 0, bit;
 	int i;
-	size_t k;
 	for (i = 0; i < nw; i++) {
-		for (k = 0; k < N_ACTIONS; k++)
-			if (weq(&w[i], action_words[k].s))
-				break;
-		if (k == N_ACTIONS)
+		if (!(bit = word_bit(pol_action_words, &w[i])))
 			return fail_word(c, "unknown action ", &w[i], " (expected " ACTION_LIST ")");
-		m |= action_words[k].bit;
+		m |= bit;
 	}
 	if ((m & A_NONE) && m != A_NONE)
 		return fail(c, c->line, "action 'none' cannot be combined with other actions", NULL, NULL);
@@ -377,7 +380,12 @@ static int p_chunk(struct ctx *c, struct word *w, int nw) { return one_size(c, w
 static int p_depth(struct ctx *c, struct word *w, int nw) { return one_size(c, w, nw, "depth", 4 << 10, &c->rule->depth); }
 static int p_recycle_max(struct ctx *c, struct word *w, int nw)
 {
-	return one_size(c, w, nw, "recycle_max", 0, &c->rule->recycle_max);
+	if (one_size(c, w, nw, "recycle_max", 0, &c->rule->recycle_max))
+		return -1;
+	if (c->rule->recycle_max == 0) /* (0 inside the struct means "not given": the default) */
+		return fail(c, c->line, "recycle_max = 0 would keep nothing: to recycle nothing, drop 'recycle' from the actions",
+		            NULL, NULL);
+	return 0;
 }
 
 enum { SEC_GLOBAL = 1, SEC_RULE = 2 };
@@ -598,14 +606,14 @@ int policy_parse(const char *buf, size_t len, struct policy *pol, struct pol_err
 	return 0;
 }
 
-static void describe_bits(struct sbuf *sb, unsigned m, const char *const *names, int n)
+static void describe_bits(struct sbuf *sb, unsigned m, const struct pol_word *t)
 {
-	int i, first = 1;
-	for (i = 0; i < n; i++) {
-		if (m & (1u << i)) {
+	int first = 1;
+	for (; t->s; t++) {
+		if (m & t->bit) {
 			if (!first)
 				sb_chr(sb, ',');
-			sb_str(sb, names[i]);
+			sb_str(sb, t->s);
 			first = 0;
 		}
 	}
@@ -626,9 +634,6 @@ static void describe_globs(struct sbuf *sb, const struct policy *pol, const char
 
 void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struct pol_rule *r)
 {
-	static const char *const mk[] = { "anon", "file", "private", "shared", "noreserve", "fixed" };
-	static const char *const act[] = { "populate", "map-populate", "willneed", "lock", "hugepage",
-	                                   "background", "recycle", "none" };
 	sb_str(sb, "rule ");
 	sb_str(sb, r->name);
 	sb_str(sb, ": call=");
@@ -651,7 +656,7 @@ void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struc
 	}
 	if (r->map_req) {
 		sb_str(sb, " map=");
-		describe_bits(sb, r->map_req, mk, 6);
+		describe_bits(sb, r->map_req, pol_map_words);
 	}
 	if (r->prot_req) {
 		sb_str(sb, " prot=");
@@ -664,7 +669,7 @@ void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struc
 	describe_globs(sb, pol, " caller=", r->caller, r->ncaller);
 	describe_globs(sb, pol, " program=", r->program, r->nprogram);
 	sb_str(sb, " -> ");
-	describe_bits(sb, r->actions, act, 8);
+	describe_bits(sb, r->actions, pol_action_words);
 	if (r->threads) {
 		sb_str(sb, " threads=");
 		sb_u64(sb, r->threads);
@@ -679,6 +684,6 @@ void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struc
 	}
 	if (r->actions & A_RECYCLE) {
 		sb_str(sb, " recycle_max=");
-		sb_size_exact(sb, r->recycle_max ? r->recycle_max : 64ull << 20);
+		sb_size_exact(sb, r->recycle_max ? r->recycle_max : RECYCLE_MAX_DEFAULT);
 	}
 }

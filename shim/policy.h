@@ -83,6 +83,13 @@ int policy_parse(const char *buf, size_t len, struct policy *pol, struct pol_err
 
 static inline const char *pol_str(const struct policy *p, uint16_t off) { return p->pool + off; }
 
+/* The words of map = and action =, with their bits; NULL-terminated. */
+struct pol_word {
+	const char *s;
+	unsigned bit;
+};
+extern const struct pol_word pol_map_words[], pol_action_words[];
+
 struct sbuf;
 /* One line describing a rule, as `prefault check` prints it. */
 void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struct pol_rule *r);

@@ -1,32 +1,30 @@
 /* pool.c: one large populate split over several threads.
  *
- * The helpers are created once, the first time a rule asks for threads, and
- * then sleep on a futex: creating a thread takes the mmap lock that every
- * faulting thread needs, so creating them per request would slow exactly the
- * work they are meant to speed up (QEMU's preallocation learned this).  As
- * QEMU does, at most one thread per 64 MiB and never more than the online
- * CPUs.  Slices are cut on 2 MiB boundaries so huge pages stay whole.  One
- * batch at a time: a second caller arriving meanwhile does its work alone.
+ * Helpers are created on the first batch and then sleep on a futex:
+ * creating a thread takes the mmap lock that every faulting thread needs,
+ * so creating them per request would slow exactly the work they are meant
+ * to speed up (QEMU's preallocation learned this).  They leave after
+ * IDLE_NS without a batch, or when glue_quiesce asks, so an idle process is
+ * single-threaded again.  As QEMU does, at most one thread per 64 MiB and
+ * never more than the online CPUs.  Slices are cut on 2 MiB boundaries so
+ * huge pages stay whole.  One batch at a time: a second caller arriving
+ * meanwhile does its work alone.
  */
+#include "pool.h"
+#include "defs.h"
+#include "fork.h"
 #include "glue.h"
-#include "worker.h"
 #include "os.h"
-#include "prefault.h"
-#include "shim.h"
-#include "stats.h"
-#include <linux/futex.h>
-#include <pthread.h>
-#include <signal.h>
-#include <sys/syscall.h>
 
 #define MAX_HELPERS 63
-#define SLICE_ALIGN (2u << 20)
 #define PER_THREAD (64ull << 20)
+#define IDLE_NS (200ull * 1000 * 1000)
+#define STACK (64u << 10)
 
 struct slice { uintptr_t s, e; };
 
 static int busy;               /* a batch is in progress */
-static int nhelpers, creating;
+static int nhelpers;           /* running helpers */
 static uint32_t go;            /* futex: bumped to start a batch */
 static uint32_t left;          /* futex: slices not finished */
 /* Claims: one word, (generation << 32) | (next << 16) | count, so a helper
@@ -37,9 +35,6 @@ static struct slice slices[MAX_HELPERS + 1];
 static int batch_advice;
 static uint64_t batch_faults;  /* helpers' faults, added before they finish a slice */
 
-static void fwake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0); }
-static void fwait(uint32_t *w, uint32_t v) { syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0); }
-
 /* Take and do slices until none are left; returns -1 if any madvise failed. */
 static int drain(int helper)
 {
@@ -47,36 +42,39 @@ static int drain(int helper)
 	for (;;) {
 		uint64_t c = __atomic_load_n(&claims, __ATOMIC_ACQUIRE);
 		unsigned next = (unsigned)(c >> 16) & 0xffff, n = (unsigned)c & 0xffff;
-		struct faults f0, f1;
+		struct meter m;
+		struct faults f;
 		if (next >= n)
 			return r;
 		if (!__atomic_compare_exchange_n(&claims, &c, c + (1u << 16), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
-		os_faults_thread(&f0);
+		meter_start(&m);
 		if (sys_madvise((void *)slices[next].s, slices[next].e - slices[next].s, batch_advice) != 0)
 			r = -1;
-		os_faults_thread(&f1);
+		meter_read(&m, &f, NULL);
 		if (helper) /* the caller's own faults are counted by its caller */
-			__atomic_fetch_add(&batch_faults, f1.minor - f0.minor + f1.major - f0.major, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&batch_faults, f.minor + f.major, __ATOMIC_RELAXED);
 		if (__atomic_sub_fetch(&left, 1, __ATOMIC_ACQ_REL) == 0)
-			fwake(&left);
+			glue_wake(&left);
 	}
 }
 
 static void *helper_main(void *arg)
 {
-	uint32_t seen = 0;
-	(void)arg;
-	shim_guard = 1;
+	uint32_t seen = (uint32_t)(uintptr_t)arg;
 	for (;;) {
 		uint32_t now = __atomic_load_n(&go, __ATOMIC_ACQUIRE);
+		if (glue_leaving())
+			break;
 		if (now == seen) {
-			fwait(&go, seen);
+			if (glue_wait(&go, seen, IDLE_NS) < 0 && __atomic_load_n(&go, __ATOMIC_ACQUIRE) == seen)
+				break; /* idle */
 			continue;
 		}
 		seen = now;
 		drain(1);
 	}
+	__atomic_sub_fetch(&nhelpers, 1, __ATOMIC_ACQ_REL);
 	return NULL;
 }
 
@@ -95,18 +93,11 @@ int pool_populate(uintptr_t start, size_t len, int advice, unsigned threads, uin
 		n = MAX_HELPERS + 1;
 	if (n <= 1 || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
 		return sys_madvise((void *)start, len, advice);
-	if (__atomic_load_n(&nhelpers, __ATOMIC_ACQUIRE) < (int)n - 1 &&
-	    !__atomic_exchange_n(&creating, 1, __ATOMIC_ACQUIRE)) {
-		shim_spawn(helper_main, 64 << 10, &nhelpers, (int)n - 1);
-		__atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
-	}
-	if (n > (unsigned)nhelpers + 1)
-		n = (unsigned)nhelpers + 1;
-	if (n <= 1) {
-		__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
-		return sys_madvise((void *)start, len, advice);
-	}
-	per = (len / n + SLICE_ALIGN - 1) & ~(size_t)(SLICE_ALIGN - 1);
+	/* A new helper must not take the batch about to be published for an
+	 * old one: it starts from the current generation. */
+	glue_spawn_upto(&nhelpers, (int)n - 1, helper_main, (void *)(uintptr_t)__atomic_load_n(&go, __ATOMIC_ACQUIRE),
+	                STACK, &go);
+	per = (len / n + HPAGE_SIZE - 1) & ~(size_t)(HPAGE_SIZE - 1);
 	for (i = 0, s = start; i < n && s < start + len; i++, s += per) {
 		slices[i].s = s;
 		slices[i].e = s + per < start + len ? s + per : start + len;
@@ -117,22 +108,25 @@ int pool_populate(uintptr_t start, size_t len, int advice, unsigned threads, uin
 	gen = (__atomic_load_n(&claims, __ATOMIC_RELAXED) >> 32) + 1;
 	__atomic_store_n(&claims, (gen << 32) | i, __ATOMIC_RELEASE); /* publishes the slices */
 	__atomic_fetch_add(&go, 1, __ATOMIC_RELEASE);
-	fwake(&go);
+	glue_wake(&go);
+	/* The caller takes slices too: if every helper has left (idle, or
+	 * quiesced), it simply does them all itself. */
 	r = drain(0);
 	for (;;) { /* wait for the helpers' slices */
 		uint32_t l = __atomic_load_n(&left, __ATOMIC_ACQUIRE);
 		if (l == 0)
 			break;
-		fwait(&left, l);
+		glue_wait(&left, l, 0);
 	}
 	*helper_faults += __atomic_load_n(&batch_faults, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 	return r;
 }
 
-void pool_fork_child(void)
+void pool_atfork(int who)
 {
-	nhelpers = 0;
-	creating = 0;
-	busy = 0;
+	if (who == FORK_CHILD) {
+		nhelpers = 0;
+		busy = 0;
+	}
 }

@@ -1,6 +1,11 @@
 /* prefault.c: see prefault.h. */
-#include "glue.h"
 #include "prefault.h"
+#include "defs.h"
+#include "lock.h"
+#include "match.h"
+#include "os.h"
+#include "pool.h"
+#include "profile.h"
 #include "recycle.h"
 #include "regions.h"
 #include "stats.h"
@@ -9,17 +14,26 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-size_t pf_page; /* sysconf's page size, set first thing in shim_init: nothing reads it before */
-int pf_populate_ok = 1;
-int pf_thp_ok = 1;
+size_t pf_block_min; /* 0: every block goes to pf_block until start-up is done */
+int pf_free_watch;
 static const struct policy *pol;
+static int populate_ok = 1;   /* MADV_POPULATE_* works on this kernel */
+static int thp_ok = 1;        /* transparent huge pages can be had */
+static int profile_on;
+static int locked_all;        /* the policy's mlockall is in force */
+static int program_locks_all; /* the program called mlockall itself */
 
 static const char fallback_msg[] =
 	"prefault: this kernel lacks MADV_POPULATE_WRITE (Linux 5.14+); populating by touching pages instead\n";
+
+/* ---- set-up ---- */
 
 static int thp_available(void)
 {
@@ -32,101 +46,145 @@ static int thp_available(void)
 	return prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) != 1;
 }
 
-void pf_init(const struct policy *p)
+/* May this process lock without limit?  (CAP_IPC_LOCK, or no limit.) */
+static int lock_unlimited(void)
+{
+	struct rlimit rl;
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
+		return 1;
+	memset(d, 0, sizeof d);
+	return syscall(SYS_capget, &h, d) == 0 && (d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32)));
+}
+
+/* The policy's mlockall.  Under a limited RLIMIT_MEMLOCK, locking all the
+ * program has, and will have, would make its own large mappings and its
+ * own mlock calls fail (without the shim they work), so it is not done,
+ * and the report says so: `lock` rules lock what they match, and give way. */
+static void apply_mlockall(int flags)
+{
+	if (!flags)
+		return;
+	if (!lock_unlimited()) {
+		stats_note(N_MLOCKALL_LIMIT);
+		return;
+	}
+	if (syscall(SYS_mlockall, flags) == 0)
+		locked_all = flags;
+	else
+		stats_note(N_MLOCK_FAILED);
+}
+
+void pf_setup(const struct policy *p, int profile)
 {
 	void *m;
 	int i;
 	unsigned all = 0;
+	uint64_t min_block = UINT64_MAX;
+	const char *strat = getenv("PREFAULT_BG_STRATEGY"); /* benchmarks only */
 	pol = p;
+	profile_on = profile;
 	for (i = 0; p && i < p->nrules; i++)
 		all |= p->rules[i].actions;
-	worker_setup(p ? p->workers : 1);
+	worker_setup(p ? p->workers : 1, strat && !strcmp(strat, "trail") ? BG_TRAIL : BG_LEAP);
 	recycle_setup(p);
 	if (all & A_HUGEPAGE) {
-		pf_thp_ok = thp_available();
-		if (!pf_thp_ok)
+		thp_ok = thp_available();
+		if (!thp_ok)
 			stats_note(N_NO_THP);
 	}
+	if (match_min_size[1] < min_block)
+		min_block = match_min_size[1];
+	if (profile && PROFILE_MALLOC_MIN < min_block)
+		min_block = PROFILE_MALLOC_MIN;
+	stats_setup(min_block);
+	__atomic_store_n(&pf_free_watch, profile, __ATOMIC_RELAXED);
+	__atomic_store_n(&pf_block_min, min_block >= SIZE_MAX ? SIZE_MAX : (size_t)min_block, __ATOMIC_RELEASE);
+	if (p)
+		apply_mlockall(p->mlockall);
 	if (!(all & (A_POPULATE | A_BACKGROUND)))
 		return;
 	/* For the tests of the fallback path on kernels that have the real thing. */
 	if (getenv("PREFAULT_TEST_NO_POPULATE")) {
-		pf_populate_ok = 0;
+		populate_ok = 0;
 		return;
 	}
 	/* Probe once rather than guess from the kernel version: backports and
 	 * seccomp filters both make version numbers lie. */
-	m = sys_mmap(NULL, pf_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	m = sys_mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m != MAP_FAILED) {
-		pf_populate_ok = sys_madvise(m, pf_page, MADV_POPULATE_WRITE) == 0;
-		sys_munmap(m, pf_page);
+		populate_ok = sys_madvise(m, page_size, MADV_POPULATE_WRITE) == 0;
+		sys_munmap(m, page_size);
 	}
 }
 
-static void begin(struct plan *pl)
+void pf_off(void)
 {
-	pl->t0 = os_now_ns();
-	os_faults_thread(&pl->f0);
+	__atomic_store_n(&pf_block_min, SIZE_MAX, __ATOMIC_RELEASE);
 }
 
-void pf_plan(const struct request *rq, int rule, struct plan *pl)
+/* ---- the plan: what was decided before the real call ---- */
+
+struct plan {
+	int rule;
+	unsigned actions;
+	int write;             /* populate for writing: private anonymous writable memory */
+	uint64_t charge;       /* reserved before the call (map-populate) */
+	int extra_flags;       /* added to the mmap flags */
+	int align_huge;        /* place the mapping on a 2 MiB boundary */
+	int recyclable;        /* a recycle rule on a plain writable anonymous private request */
+	size_t recycled_resident; /* pages of a reused region already resident, or ~0 if fresh */
+	int timed;
+	struct meter m;
+};
+
+/* The one place a plan is made, for mmap requests and malloc blocks alike. */
+static void plan(const struct request *rq, int rule, struct plan *pl)
 {
+	int anon_private = (rq->mk & (MK_ANON | MK_PRIVATE)) == (MK_ANON | MK_PRIVATE);
+	int placeable = rq->call == CALL_MMAP && anon_private && !(rq->mk & MK_FIXED) && !rq->hint &&
+	                !(rq->flags & MAP_HUGETLB);
+	memset(pl, 0, sizeof *pl);
 	pl->rule = rule;
-	pl->actions = rule >= 0 ? pol->rules[rule].actions : 0;
-	pl->charge = 0;
-	pl->extra_flags = 0;
-	pl->align_huge = 0;
-	pl->recyclable = 0;
 	pl->recycled_resident = (size_t)-1;
-	pl->t0 = 0;
 	if (rule < 0)
 		return;
-	pl->recyclable = (pl->actions & A_RECYCLE) && rq->call == CALL_MMAP &&
-	                 (rq->mk & (MK_ANON | MK_PRIVATE)) == (MK_ANON | MK_PRIVATE) && !(rq->mk & MK_FIXED) &&
-	                 !rq->hint && rq->pk != PK_NONE;
+	pl->actions = pol->rules[rule].actions;
+	/* Writing is for anonymous private memory only: populating a private
+	 * file mapping for writing would copy every page now, and the program
+	 * would no longer see the file change (Linux shows it until the
+	 * program writes). */
+	pl->write = (rq->pk & PK_WRITE) && anon_private;
+	if ((rq->mk & MK_FILE) && (rq->mk & MK_PRIVATE) && (rq->pk & PK_WRITE))
+		pl->actions &= ~(unsigned)A_LOCK; /* mlock would copy every page too */
+	pl->recyclable = (pl->actions & A_RECYCLE) && placeable && (rq->prot & PROT_WRITE);
 	/* Huge pages need a 2 MiB-aligned range: place the mapping ourselves
-	 * when the program left the address to the kernel. */
-	if ((pl->actions & A_HUGEPAGE) && rq->call == CALL_MMAP && pf_thp_ok &&
-	    (rq->mk & (MK_ANON | MK_PRIVATE)) == (MK_ANON | MK_PRIVATE) && !(rq->mk & MK_FIXED) &&
-	    rq->len >= HPAGE && !rq->hint)
-		pl->align_huge = 1;
+	 * when the program left the address to the kernel (never hugetlbfs:
+	 * its mappings are huge already, and the slack could not be trimmed). */
+	pl->align_huge = (pl->actions & A_HUGEPAGE) && placeable && thp_ok && rq->len >= HPAGE_SIZE;
 	if ((pl->actions & A_MAP_POPULATE) && rq->call == CALL_MMAP && !(rq->pk & PK_NONE)) {
 		if (!budget_reserve(rq->len)) {
 			st_add(&g_stats.rules[rule].skipped[SK_BUDGET], 1);
 			stats_note(N_BUDGET);
 		} else {
 			pl->charge = rq->len;
-			if (pl->align_huge) /* populate after placing, not the slack too */
+			/* After placing (not the slack too), or for a private file
+			 * mapping (read, so copy-on-write is left as it was): populate
+			 * after the call instead. */
+			if (pl->align_huge || ((rq->mk & MK_FILE) && (rq->mk & MK_PRIVATE)))
 				pl->actions |= A_POPULATE;
 			else
 				pl->extra_flags = MAP_POPULATE;
 		}
 	}
-	if (pl->actions & ~A_NONE)
-		begin(pl); /* MAP_POPULATE faults happen inside the real mmap */
+	if (pl->actions & ~A_NONE) { /* MAP_POPULATE faults happen inside the real mmap */
+		pl->timed = 1;
+		meter_start(&pl->m);
+	}
 }
 
-void *pf_mmap_huge(mmap_fn f, size_t len, int prot, int flags, int fd, off_t off)
-{
-	size_t span = ((len + pf_page - 1) & ~(pf_page - 1)) + HPAGE;
-	char *p = f(NULL, span, prot, flags, fd, off), *a;
-	size_t head;
-	if (p == MAP_FAILED)
-		return f(NULL, len, prot, flags, fd, off); /* no room for slack: plain */
-	a = (char *)(((uintptr_t)p + HPAGE - 1) & ~(uintptr_t)(HPAGE - 1));
-	head = (size_t)(a - p);
-	if (head)
-		sys_munmap(p, head);
-	if (HPAGE - head)
-		sys_munmap(a + span - HPAGE, HPAGE - head);
-	return a;
-}
-
-void pf_cancel(struct plan *pl)
-{
-	budget_release(pl->charge);
-	pl->charge = 0;
-}
+/* ---- the actions, step by step ---- */
 
 /* Fallback for kernels without MADV_POPULATE_*: touch each page.  Only used
  * synchronously, before the memory is handed to the program, and with an
@@ -134,7 +192,7 @@ void pf_cancel(struct plan *pl)
 static void touch_pages(char *p, size_t len, int write)
 {
 	size_t off;
-	for (off = 0; off < len; off += pf_page) {
+	for (off = 0; off < len; off += page_size) {
 		if (write)
 			__atomic_fetch_add(p + off, 0, __ATOMIC_RELAXED);
 		else
@@ -145,184 +203,445 @@ static void touch_pages(char *p, size_t len, int write)
 static int populate(const struct pol_rule *r, struct rule_stats *rs, void *p, size_t len, int write,
                     uint64_t *helper_faults)
 {
-	int rc;
-	if (!pf_populate_ok) {
+	int advice = write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ, rc;
+	if (!populate_ok) {
 		if (stats_note(N_NO_POPULATE))
 			os_write_all(2, fallback_msg, sizeof fallback_msg - 1);
 		touch_pages(p, len, write);
 		return 0;
 	}
 	if (r->threads > 1) {
-		rc = pool_populate((uintptr_t)p, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ, r->threads,
-		                   helper_faults);
-		/* The helpers' faults are ours too; the caller's own are measured by
-		 * pf_apply around the whole action. */
-		st_add(&g_stats.pf_minor, *helper_faults);
-		st_add(&rs->faults, *helper_faults);
+		rc = pool_populate((uintptr_t)p, len, advice, r->threads, helper_faults);
+		/* The helpers' faults are ours too; the caller's own are measured
+		 * around the whole action. */
+		stats_prefault_faults(rs, *helper_faults, 0);
 		return rc;
 	}
-	return sys_madvise(p, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+	return sys_madvise(p, len, advice);
 }
 
-void pf_count_huge(struct rule_stats *rs, uint64_t bytes, uint64_t faults)
-{
-	/* h huge and s small pages populated: faults = h + s and
-	 * pages = h * (HPAGE / page) + s, so h = (pages - faults) / (HPAGE / page - 1). */
-	uint64_t pages = bytes / pf_page, per = HPAGE / pf_page;
-	if (per > 1 && pages > faults)
-		st_add(&rs->huge_bytes, (pages - faults) / (per - 1) * HPAGE);
-}
+/* What the steps share. */
+struct act {
+	const struct request *rq;
+	struct plan *pl;
+	const struct pol_rule *r;
+	struct rule_stats *rs;
+	void *start;
+	size_t len;
+	unsigned a;           /* actions still to do */
+	uint64_t charge;
+	unsigned rflags;
+	int resident, queued;
+	uint64_t helper_faults;
+};
 
-void pf_apply(const struct request *rq, struct plan *pl, void *start, size_t len, const void *key)
+static void step_advise(struct act *x)
 {
-	const struct pol_rule *r = &pol->rules[pl->rule];
-	struct rule_stats *rs = &g_stats.rules[pl->rule];
-	unsigned a = pl->actions;
-	uint64_t charge = pl->charge;
-	unsigned rflags = 0;
-	int write = (rq->pk & PK_WRITE) && (rq->mk & MK_PRIVATE);
-	int resident = 0, queued = 0;
-	uint64_t helper_faults = 0;
-	struct faults f1;
-
-	if (!(a & ~(A_NONE | A_RECYCLE)) && !pl->recyclable)
-		goto out;
-	if (len == 0)
-		goto out;
-	if ((a & A_HUGEPAGE) && (rq->mk & MK_ANON))
-		sys_madvise(start, len, MADV_HUGEPAGE);
-	if (a & A_WILLNEED) {
-		sys_madvise(start, len, MADV_WILLNEED);
-		if ((rq->mk & MK_FILE) && rq->fd >= 0)
-			posix_fadvise(rq->fd, rq->off, (off_t)len, POSIX_FADV_WILLNEED);
+	if ((x->a & A_HUGEPAGE) && (x->rq->mk & MK_ANON) && !(x->rq->flags & MAP_HUGETLB))
+		sys_madvise(x->start, x->len, MADV_HUGEPAGE);
+	if (x->a & A_WILLNEED) {
+		sys_madvise(x->start, x->len, MADV_WILLNEED);
+		if ((x->rq->mk & MK_FILE) && x->rq->fd >= 0)
+			posix_fadvise(x->rq->fd, x->rq->off, (off_t)x->len, POSIX_FADV_WILLNEED);
 	}
-	if (pl->recycled_resident != (size_t)-1 && pl->recycled_resident == len / pf_page)
-		a &= ~(unsigned)(A_POPULATE | A_BACKGROUND | A_MAP_POPULATE); /* reused, already resident */
-	if ((a & (A_POPULATE | A_LOCK | A_BACKGROUND)) && !charge) {
-		if (!budget_reserve(len)) {
-			st_add(&rs->skipped[SK_BUDGET], 1);
+}
+
+/* A reused region already resident needs no populate; anything that makes
+ * memory resident is charged first. */
+static void step_charge(struct act *x)
+{
+	if (x->pl->recycled_resident != (size_t)-1 && x->pl->recycled_resident == x->len / page_size)
+		x->a &= ~(unsigned)(A_POPULATE | A_BACKGROUND | A_MAP_POPULATE);
+	if ((x->a & (A_POPULATE | A_LOCK | A_BACKGROUND)) && !x->charge) {
+		if (!budget_reserve(x->len)) {
+			st_add(&x->rs->skipped[SK_BUDGET], 1);
 			stats_note(N_BUDGET);
-			a &= ~(unsigned)(A_POPULATE | A_LOCK | A_BACKGROUND);
+			x->a &= ~(unsigned)(A_POPULATE | A_LOCK | A_BACKGROUND);
 		} else {
-			charge = len;
-		}
-	}
-	if (a & A_LOCK) {
-		if (mlock(start, len) == 0) {
-			rflags |= RF_LOCKED;
-		} else {
-			st_add(&rs->skipped[SK_FAILED], 1);
-			stats_note(N_MLOCK_FAILED);
-		}
-	}
-	if ((a & A_POPULATE) && !(rflags & RF_LOCKED)) { /* mlock already populated */
-		if (populate(r, rs, start, len, write, &helper_faults) == 0)
-			resident = 1;
-		else
-			st_add(&rs->skipped[SK_FAILED], 1);
-	}
-	if (a & A_BACKGROUND) {
-		if (pf_populate_ok &&
-		    worker_enqueue((uintptr_t)start, len, pl->rule, r->chunk,
-		                   write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) == 0) {
-			queued = 1;
-		} else {
-			st_add(&rs->skipped[SK_QUEUE], 1);
-			stats_note(N_QUEUE_FULL);
-		}
-	}
-	resident |= (rflags & RF_LOCKED) || (pl->extra_flags & MAP_POPULATE);
-	if (charge && !resident && !queued) { /* nothing made resident: nothing to charge */
-		budget_release(charge);
-		charge = 0;
-	}
-	if (pl->recyclable && !key)
-		rflags |= RF_RECYCLE; /* tracked even uncharged: munmap must recognise it */
-	if (charge || (rflags & RF_RECYCLE)) {
-		/* Remember the charge (and the lock) so that munmap or free can
-		 * give them back; if there is no room, give them back now. */
-		int rc = key ? blocks_add(key, (uintptr_t)start, len, pl->rule, rflags, charge)
-		             : regions_add((uintptr_t)start, len, pl->rule, rflags, charge);
-		if (rc < 0) {
-			if (rflags & RF_LOCKED)
-				munlock(start, len);
-			if (queued)
-				worker_cancel((uintptr_t)start, len);
-			budget_release(charge);
-			st_add(&rs->skipped[SK_TABLE], 1);
-			stats_note(N_TABLE_FULL);
-		}
-	}
-	if (resident)
-		st_add(&rs->prefaulted_bytes, len);
-	if ((rflags & RF_RECYCLE))
-		regions_set_mmap((uintptr_t)start, rq->prot, rq->flags);
-out:
-	if (pl->t0) {
-		uint64_t minor, major;
-		os_faults_thread(&f1);
-		minor = f1.minor - pl->f0.minor;
-		major = f1.major - pl->f0.major;
-		st_add(&rs->ns, os_now_ns() - pl->t0);
-		st_add(&rs->faults, minor + major);
-		st_add(&g_stats.pf_minor, minor);
-		st_add(&g_stats.pf_major, major);
-		if ((a & A_HUGEPAGE) && len >= HPAGE && !pf_thp_ok && (rq->mk & MK_ANON)) {
-			st_add(&rs->small_fallbacks, 1);
-		} else if (resident && (a & A_HUGEPAGE) && len >= HPAGE) {
-			uint64_t before = st_get(&rs->huge_bytes);
-			pf_count_huge(rs, len, minor + helper_faults);
-			if (st_get(&rs->huge_bytes) == before && pf_thp_ok) {
-				st_add(&rs->small_fallbacks, 1);
-				stats_note(N_THP_FALLBACK);
-			}
+			x->charge = x->len;
 		}
 	}
 }
 
-void pf_unmapped(void *addr, size_t len)
+static void step_lock(struct act *x)
+{
+	if (!(x->a & A_LOCK))
+		return;
+	if (sys_mlock(x->start, x->len) == 0) {
+		x->rflags |= RF_LOCKED;
+	} else {
+		st_add(&x->rs->skipped[SK_FAILED], 1);
+		stats_note(N_MLOCK_FAILED);
+	}
+}
+
+static void step_populate(struct act *x)
+{
+	if (!(x->a & A_POPULATE) || (x->rflags & RF_LOCKED)) /* mlock already populated */
+		return;
+	if (populate(x->r, x->rs, x->start, x->len, x->pl->write, &x->helper_faults) == 0)
+		x->resident = 1;
+	else
+		st_add(&x->rs->skipped[SK_FAILED], 1);
+}
+
+static void step_queue(struct act *x)
+{
+	if (!(x->a & A_BACKGROUND))
+		return;
+	if (populate_ok && worker_enqueue((uintptr_t)x->start, x->len, x->pl->rule, x->r->chunk,
+	                                  x->pl->write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) == 0) {
+		x->queued = 1;
+	} else {
+		st_add(&x->rs->skipped[SK_QUEUE], 1);
+		stats_note(N_QUEUE_FULL);
+	}
+}
+
+/* Remember the charge (and the lock) so that munmap or free can give them
+ * back; if there is no room to, give them back now. */
+static void step_track(struct act *x, const void *key)
+{
+	struct region reg;
+	x->resident |= (x->rflags & RF_LOCKED) || (x->pl->extra_flags & MAP_POPULATE);
+	if (x->charge && !x->resident && !x->queued) { /* nothing made resident: nothing to charge */
+		budget_release(x->charge);
+		x->charge = 0;
+	}
+	if (x->pl->recyclable && !key)
+		x->rflags |= RF_RECYCLE; /* tracked even uncharged: munmap must recognise it */
+	if (x->resident)
+		st_add(&x->rs->prefaulted_bytes, x->len);
+	if (!x->charge && !(x->rflags & RF_RECYCLE))
+		return;
+	reg.start = (uintptr_t)x->start;
+	reg.end = (uintptr_t)x->start + x->len;
+	reg.charged = x->charge;
+	reg.rule = x->pl->rule;
+	reg.flags = x->rflags;
+	reg.prot = x->rq->prot;
+	reg.mflags = x->rq->flags;
+	if ((key ? blocks_add(key, &reg) : regions_add(&reg)) == 0) {
+		if (key)
+			__atomic_store_n(&pf_free_watch, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (x->rflags & RF_LOCKED)
+		sys_munlock(x->start, x->len);
+	if (x->queued)
+		worker_cancel((uintptr_t)x->start, x->len);
+	budget_release(x->charge);
+	st_add(&x->rs->skipped[SK_TABLE], 1);
+	stats_note(N_TABLE_FULL);
+}
+
+/* Time, faults, and whether huge pages came. */
+static void step_account(struct act *x)
+{
+	struct faults f;
+	uint64_t ns;
+	if (!x->pl->timed)
+		return;
+	meter_read(&x->pl->m, &f, &ns);
+	st_add(&x->rs->ns, ns);
+	stats_prefault_faults(x->rs, f.minor, f.major);
+	if ((x->a & A_HUGEPAGE) && x->len >= HPAGE_SIZE && !thp_ok && (x->rq->mk & MK_ANON)) {
+		st_add(&x->rs->small_fallbacks, 1);
+	} else if (x->resident && (x->a & A_HUGEPAGE) && x->len >= HPAGE_SIZE && !(x->rq->flags & MAP_HUGETLB)) {
+		uint64_t before = st_get(&x->rs->huge_bytes);
+		stats_count_huge(x->rs, x->len, f.minor + x->helper_faults);
+		if (st_get(&x->rs->huge_bytes) == before && thp_ok) {
+			st_add(&x->rs->small_fallbacks, 1);
+			stats_note(N_THP_FALLBACK);
+		}
+	}
+}
+
+/* After a successful call: act on [start, start+len).  `key` is the pointer
+ * a malloc-family call returned (NULL for mmap). */
+static void apply(const struct request *rq, struct plan *pl, void *start, size_t len, const void *key)
+{
+	struct act x;
+	memset(&x, 0, sizeof x);
+	x.rq = rq;
+	x.pl = pl;
+	x.r = &pol->rules[pl->rule];
+	x.rs = &g_stats.rules[pl->rule];
+	x.start = start;
+	x.len = len;
+	x.a = pl->actions;
+	x.charge = pl->charge;
+	if (len && ((x.a & ~(A_NONE | A_RECYCLE)) || pl->recyclable)) {
+		step_advise(&x);
+		step_charge(&x);
+		step_lock(&x);
+		step_populate(&x);
+		step_queue(&x);
+		step_track(&x, key);
+	}
+	step_account(&x);
+}
+
+/* ---- the program gives memory back, or changes it ---- */
+
+static void unmapped(void *addr, size_t len)
 {
 	worker_cancel((uintptr_t)addr, len);
 	regions_forget((uintptr_t)addr, len);
 }
 
+/* ---- the mmap family ---- */
+
+/* The real mmap, placed on a 2 MiB boundary when the plan says so, and
+ * tried again once after an ENOMEM with the kept regions given back (they
+ * count against RLIMIT_AS and overcommit). */
+static void *map_real(enum entry e, struct plan *pl, void *addr, size_t len, int prot, int flags, int fd,
+                      off_t off)
+{
+	__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
+	void *p = MAP_FAILED;
+	if (!f)
+		return sys_mmap(addr, len, prot, flags, fd, off);
+	if (pl->align_huge) {
+		size_t span = PAGE_UP(len) + HPAGE_SIZE, head;
+		char *q = f(NULL, span, prot, flags, fd, off), *a;
+		if (q != MAP_FAILED) {
+			a = (char *)(((uintptr_t)q + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1));
+			head = (size_t)(a - q);
+			if (head)
+				sys_munmap(q, head);
+			if (HPAGE_SIZE - head)
+				sys_munmap(a + span - HPAGE_SIZE, HPAGE_SIZE - head);
+			return a;
+		} /* no room for the slack: a plain mapping */
+	}
+	p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
+	if (p == MAP_FAILED && errno == ENOMEM && recycle_any()) {
+		shim_guard++;
+		recycle_flush();
+		shim_guard--;
+		errno = ENOMEM;
+		p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
+	}
+	return p;
+}
+
+void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd, off_t off, const void *ret)
+{
+	struct request rq;
+	struct plan pl;
+	int rule = -1, err;
+	void *p = MAP_FAILED;
+	stats_call(e);
+	rq.call = CALL_MMAP;
+	rq.len = len;
+	rq.off = off;
+	rq.hint = addr;
+	rq.ret = ret;
+	match_classify_mmap(&rq, prot, flags, fd);
+	shim_guard++;
+	if (len >= match_min_size[0])
+		rule = match_request(&rq);
+	plan(&rq, rule, &pl);
+	if (flags & MAP_FIXED) /* whatever was there goes away */
+		unmapped(addr, PAGE_UP(len));
+	if (addr) /* a hint, MAP_FIXED or MAP_FIXED_NOREPLACE: the range must look as it would without us */
+		recycle_release_range((uintptr_t)addr, PAGE_UP(len));
+	if (pl.recyclable) {
+		size_t res;
+		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res);
+		if (a) {
+			p = (void *)a;
+			pl.recycled_resident = res;
+		}
+	}
+	shim_guard--;
+	if (p == MAP_FAILED)
+		p = map_real(e, &pl, addr, len, prot, flags, fd, off);
+	err = errno;
+	shim_guard++;
+	if (p == MAP_FAILED) {
+		st_add(&g_stats.failed[e], 1);
+		budget_release(pl.charge);
+	} else {
+		if (rule >= 0) {
+			stats_count_request(&g_stats.rules[rule], len);
+			apply(&rq, &pl, p, PAGE_UP(len), NULL);
+		} else {
+			stats_unmatched(0, len);
+		}
+		if (unlikely(profile_on))
+			profile_map((uintptr_t)p, PAGE_UP(len), CALL_MMAP, ret, rq.mk, rq.pk);
+	}
+	shim_guard--;
+	errno = err;
+	return p;
+}
+
 int pf_munmap(void *addr, size_t len)
 {
+	int (*f)(void *, size_t) = REAL(munmap);
 	struct region r;
+	int kept = 0;
+	if (!len || ((uintptr_t)addr & (page_size - 1)))
+		return f ? f(addr, len) : sys_munmap(addr, len); /* the kernel says EINVAL */
+	stats_call(E_munmap);
+	len = PAGE_UP(len);
+	/* Forget before unmapping: once the range is free, another thread's mmap
+	 * may get it, and its tracking must not be the one we drop. */
+	shim_guard++;
+	if (unlikely(profile_on))
+		profile_unmap((uintptr_t)addr, len);
 	recycle_release_range((uintptr_t)addr, len); /* kept regions inside: the kernel would unmap them */
 	if (regions_take_exact((uintptr_t)addr, len, &r)) {
 		worker_cancel((uintptr_t)addr, len);
 		budget_release(r.charged);
-		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) &&
-		    recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags))
-			return 1;
-		return 0;
+		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED))
+			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags);
+	} else {
+		unmapped(addr, len);
 	}
-	pf_unmapped(addr, len);
-	return 0;
+	shim_guard--;
+	if (kept)
+		return 0; /* kept for recycling: to the program, it is gone */
+	return f ? f(addr, len) : sys_munmap(addr, len);
 }
 
-void pf_reprotected(void *addr, size_t len)
+void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr, const void *ret)
 {
+	void *(*f)(void *, size_t, size_t, int, ...) = REAL(mremap);
+	void *r;
+	stats_call(E_mremap);
+	shim_guard++;
+	if (unlikely(profile_on))
+		profile_unmap((uintptr_t)old, PAGE_UP(oldlen));
+	/* A kept region there is not the program's: the kernel must answer as
+	 * it would (EFAULT for a range the program unmapped). */
+	recycle_release_range((uintptr_t)old, PAGE_UP(oldlen));
+	unmapped(old, PAGE_UP(oldlen));
+	if (PAGE_UP(newlen) > PAGE_UP(oldlen)) /* growing in place needs what follows */
+		recycle_release_range((uintptr_t)old + PAGE_UP(oldlen), PAGE_UP(newlen) - PAGE_UP(oldlen));
+	if (flags & MREMAP_FIXED) {
+		unmapped(new_addr, PAGE_UP(newlen));
+		recycle_release_range((uintptr_t)new_addr, PAGE_UP(newlen));
+	}
+	shim_guard--;
+	r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+	if (unlikely(profile_on) && r != MAP_FAILED) {
+		int err = errno;
+		shim_guard++;
+		profile_map((uintptr_t)r, PAGE_UP(newlen), CALL_MMAP, ret, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
+		shim_guard--;
+		errno = err;
+	}
+	return r;
+}
+
+void pf_reprotect(void *addr, size_t len)
+{
+	shim_guard++;
 	/* Populating for write would fail on read-only pages and mean nothing
 	 * on PROT_NONE: whatever is queued there is dropped.  A region whose
 	 * protection changed is no longer one we could hand out as fresh. */
-	recycle_release_range((uintptr_t)addr, len);
-	worker_cancel((uintptr_t)addr, len);
-	regions_clear_flag((uintptr_t)addr, len, RF_RECYCLE);
+	recycle_release_range((uintptr_t)addr, PAGE_UP(len));
+	worker_cancel((uintptr_t)addr, PAGE_UP(len));
+	regions_clear_flag((uintptr_t)addr, PAGE_UP(len), RF_RECYCLE);
+	shim_guard--;
 }
 
-void pf_advised(void *addr, size_t len, int advice)
+/* ---- locking: the program's own calls, and what the shim locked ---- */
+
+/* Ranges the program locked itself (while the policy's mlockall is in
+ * force, only these keep madvise's EINVAL).  Past LOCKS_MAX, the program
+ * is taken to lock everything it cares about. */
+#define LOCKS_MAX 64
+static spin_t plock;
+static uintptr_t plocks[LOCKS_MAX][2];
+static int nplocks, plocks_overflow;
+
+static void program_locked(uintptr_t s, uintptr_t e)
 {
-	recycle_release_range((uintptr_t)addr, len); /* not the program's: let it see ENOMEM */
+	spin_lock(&plock);
+	if (nplocks < LOCKS_MAX) {
+		plocks[nplocks][0] = s;
+		plocks[nplocks][1] = e;
+		nplocks++;
+	} else {
+		plocks_overflow = 1;
+	}
+	spin_unlock(&plock);
+}
+
+static void program_unlocked(uintptr_t s, uintptr_t e)
+{
+	int i;
+	spin_lock(&plock);
+	for (i = 0; i < nplocks; i++) {
+		if (plocks[i][0] >= s && plocks[i][1] <= e) {
+			plocks[i][0] = plocks[nplocks - 1][0];
+			plocks[i][1] = plocks[nplocks - 1][1];
+			nplocks--;
+			i--;
+		}
+	}
+	spin_unlock(&plock);
+}
+
+/* Under the policy's mlockall: munlock the parts of [s, e) that the program
+ * did not lock itself. */
+static void unlock_not_program(uintptr_t s, uintptr_t e)
+{
+	uintptr_t cur = s;
+	spin_lock(&plock);
+	if (program_locks_all || plocks_overflow) {
+		spin_unlock(&plock);
+		return;
+	}
+	while (cur < e) {
+		uintptr_t next = e, skip_to = 0;
+		int i;
+		for (i = 0; i < nplocks; i++) { /* the nearest program lock at or after cur */
+			if (plocks[i][1] <= cur || plocks[i][0] >= next)
+				continue;
+			if (plocks[i][0] <= cur) {
+				skip_to = plocks[i][1] > skip_to ? plocks[i][1] : skip_to;
+			} else {
+				next = plocks[i][0];
+			}
+		}
+		if (skip_to) {
+			cur = skip_to;
+			continue;
+		}
+		spin_unlock(&plock);
+		sys_munlock((void *)cur, next - cur);
+		spin_lock(&plock);
+		cur = next;
+	}
+	spin_unlock(&plock);
+}
+
+int pf_madvise(void *addr, size_t len, int advice)
+{
+	int (*f)(void *, size_t, int) = REAL(madvise);
+	stats_call(E_madvise);
+	shim_guard++;
+	recycle_release_range((uintptr_t)addr, PAGE_UP(len)); /* not the program's: let it see ENOMEM */
 	switch (advice) {
 	case MADV_DONTNEED:
 	case MADV_FREE:
 	case MADV_REMOVE:
 		/* The pages go: nothing queued there, and no charge for them.  The
-		 * region stays recyclable (reuse zeroes what is resident). */
-		worker_cancel((uintptr_t)addr, len);
-		regions_uncharge((uintptr_t)addr, len);
+		 * region stays recyclable (reuse zeroes what is resident).  The
+		 * kernel refuses to drop locked pages: if the shim locked them,
+		 * and the program did not, they are unlocked first, so the program
+		 * gets what it would without us. */
+		worker_cancel((uintptr_t)addr, PAGE_UP(len));
+		regions_uncharge((uintptr_t)addr, PAGE_UP(len));
+		if (regions_unlock((uintptr_t)addr, PAGE_UP(len)))
+			stats_note(N_LOCK_YIELDED);
+		if (locked_all)
+			unlock_not_program((uintptr_t)addr, (uintptr_t)addr + PAGE_UP(len));
 		break;
 	case MADV_NORMAL:
 	case MADV_WILLNEED:
@@ -334,22 +653,159 @@ void pf_advised(void *addr, size_t len, int advice)
 	default:
 		/* Anything else (DONTFORK, WIPEONFORK, HUGEPAGE, MERGEABLE, ...)
 		 * changes the mapping in a way a fresh one would not have. */
-		regions_clear_flag((uintptr_t)addr, len, RF_RECYCLE);
+		regions_clear_flag((uintptr_t)addr, PAGE_UP(len), RF_RECYCLE);
 	}
+	shim_guard--;
+	return f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
 }
 
-void pf_claim_range(void *addr, size_t len)
+/* The program's lock call failed for want of RLIMIT_MEMLOCK: if the shim
+ * holds locks, give them all back (once) and let the caller try again. */
+static int yield_locks(int rc, int err)
 {
-	recycle_release_range((uintptr_t)addr, len);
+	if (rc == 0 || (err != ENOMEM && err != EAGAIN && err != EPERM))
+		return 0;
+	if (!regions_any_locked())
+		return 0;
+	regions_unlock(0, 0);
+	stats_note(N_LOCK_YIELDED);
+	return 1;
 }
 
-void pf_freed(void *p)
+int pf_mlock(enum entry e, const void *addr, size_t len, unsigned flags)
+{
+	int rc, err;
+	stats_call(e);
+	shim_guard++;
+	recycle_release_range((uintptr_t)addr & ~(page_size - 1), PAGE_UP(len + ((uintptr_t)addr & (page_size - 1))));
+	shim_guard--;
+	for (;;) {
+		if (e == E_mlock2) {
+			__typeof__(mlock2) *f = REAL(mlock2);
+			rc = f ? f(addr, len, flags) : (int)syscall(SYS_mlock2, addr, len, flags);
+		} else {
+			__typeof__(mlock) *f = REAL(mlock);
+			rc = f ? f(addr, len) : sys_mlock(addr, len);
+		}
+		err = errno;
+		shim_guard++;
+		if (!yield_locks(rc, err))
+			break;
+		shim_guard--;
+	}
+	if (rc == 0) {
+		uintptr_t s = PAGE_DOWN((uintptr_t)addr), end = PAGE_UP((uintptr_t)addr + len);
+		/* The program's lock now: never the shim's to undo. */
+		regions_clear_flag(s, end - s, RF_LOCKED);
+		program_locked(s, end);
+	}
+	shim_guard--;
+	errno = err;
+	return rc;
+}
+
+int pf_munlock(const void *addr, size_t len)
+{
+	int rc, err;
+	stats_call(E_munlock);
+	shim_guard++;
+	recycle_release_range(PAGE_DOWN((uintptr_t)addr), PAGE_UP((uintptr_t)addr + len) - PAGE_DOWN((uintptr_t)addr));
+	shim_guard--;
+	{
+		__typeof__(munlock) *f = REAL(munlock);
+		rc = f ? f(addr, len) : sys_munlock(addr, len);
+	}
+	err = errno;
+	if (rc == 0) {
+		shim_guard++;
+		regions_clear_flag(PAGE_DOWN((uintptr_t)addr), PAGE_UP((uintptr_t)addr + len) - PAGE_DOWN((uintptr_t)addr),
+		                   RF_LOCKED);
+		program_unlocked(PAGE_DOWN((uintptr_t)addr), PAGE_UP((uintptr_t)addr + len));
+		shim_guard--;
+	}
+	errno = err;
+	return rc;
+}
+
+int pf_mlockall(int flags)
+{
+	int rc, err;
+	stats_call(E_mlockall);
+	for (;;) {
+		__typeof__(mlockall) *f = REAL(mlockall);
+		rc = f ? f(flags) : (int)syscall(SYS_mlockall, flags);
+		err = errno;
+		shim_guard++;
+		if (!yield_locks(rc, err))
+			break;
+		shim_guard--;
+	}
+	if (rc == 0)
+		program_locks_all = 1;
+	shim_guard--;
+	errno = err;
+	return rc;
+}
+
+int pf_munlockall(void)
+{
+	__typeof__(munlockall) *f = REAL(munlockall);
+	int rc = f ? f() : (int)syscall(SYS_munlockall), err = errno;
+	stats_call(E_munlockall);
+	if (rc == 0) {
+		shim_guard++;
+		regions_unlock(0, 0); /* nothing is locked now: forget that we had */
+		locked_all = 0;
+		program_locks_all = 0;
+		spin_lock(&plock);
+		nplocks = 0;
+		plocks_overflow = 0;
+		spin_unlock(&plock);
+		shim_guard--;
+	}
+	errno = err;
+	return rc;
+}
+
+/* ---- the malloc family ---- */
+
+void pf_block(enum entry e, void *p, size_t size, const void *ret)
+{
+	struct request rq;
+	struct plan pl;
+	uintptr_t s, t;
+	int rule;
+	stats_call(e);
+	if (unlikely(profile_on))
+		profile_block(p, size, ret);
+	if (size < match_min_size[1]) {
+		stats_unmatched(1, size);
+		return;
+	}
+	match_anon_request(&rq, CALL_MALLOC, size, ret);
+	rule = match_request(&rq);
+	if (rule < 0) {
+		stats_unmatched(1, size);
+		return;
+	}
+	stats_count_request(&g_stats.rules[rule], size);
+	plan(&rq, rule, &pl);
+	/* Act on the page-aligned interior: the edges share pages with other
+	 * blocks. */
+	s = PAGE_UP((uintptr_t)p);
+	t = PAGE_DOWN((uintptr_t)p + size);
+	apply(&rq, &pl, (void *)s, t > s ? t - s : 0, p);
+}
+
+void pf_free(void *p)
 {
 	struct region r;
+	if (unlikely(profile_on))
+		profile_free(p);
 	if (!blocks_take(p, &r))
 		return;
 	worker_cancel(r.start, r.end - r.start);
 	if (r.flags & RF_LOCKED)
-		munlock((void *)r.start, r.end - r.start);
+		sys_munlock((void *)r.start, r.end - r.start);
 	budget_release(r.charged);
 }

@@ -1,58 +1,53 @@
-/* prefault.h: carrying out a rule's actions on a range.
+/* prefault.h: the module that decides.  The wrappers (interpose.c) forward
+ * and make one call here; this module plans each request, makes the real
+ * call where it must come in the middle (mmap: placement, reuse, retry),
+ * and carries out the rule's actions on the result.
  *
  * The contract with the program: nothing it can observe changes.  Actions
  * are advice (MADV_*), population (MADV_POPULATE_*, which maps pages without
- * writing to them), or locking; errno is saved and restored around them by
- * the caller.  Everything that makes memory resident is charged to the
- * budget first, and skipped (and counted) when the budget is spent.
+ * writing to them), or locking; errno is saved and restored around our own
+ * work.  Everything that makes memory resident is charged to the budget
+ * first, and skipped (and counted) when the budget is spent.
+ *
+ * The malloc family at the floor: a wrapper calls the next malloc and then
+ * compares the size with pf_block_min, which is decided once at start-up:
+ * SIZE_MAX when no rule can match a block and nothing profiles them (the
+ * wrappers then only forward), else the smallest size a rule or the profile
+ * wants.  Only blocks from there on reach pf_block; free looks at its block
+ * only once a block has been tracked (pf_free_watch).
  */
 #ifndef PREFAULT_PREFAULT_H
 #define PREFAULT_PREFAULT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "glue.h"
-#include "match.h"
-#include "os.h"
-#include "stats.h"
+#include "policy.h"
 
-#define HPAGE (2ul << 20) /* the PMD size on x86-64 and arm64 with 4 KiB pages */
+extern size_t pf_block_min; /* 0 until start-up is done: the first calls start the shim */
+extern int pf_free_watch;
 
-extern size_t pf_page;        /* sysconf(_SC_PAGESIZE), from the start of shim_init */
-extern int pf_populate_ok;    /* MADV_POPULATE_* works on this kernel */
-extern int pf_thp_ok;         /* transparent huge pages can be had */
+/* From init.c, once: the policy (NULL: observe only). */
+void pf_setup(const struct policy *pol, int profile);
+/* The shim is off (a bad policy, a set-user-ID program): forward only. */
+void pf_off(void);
 
-/* What the shim decided before the real call, and what it has spent. */
-struct plan {
-	int rule;
-	unsigned actions;
-	uint64_t charge;       /* reserved before the call (map-populate) */
-	int extra_flags;       /* added to the mmap flags */
-	int align_huge;        /* place the mapping on a 2 MiB boundary */
-	int recyclable;        /* a recycle rule on a plain anonymous private request */
-	size_t recycled_resident; /* pages of a reused region already resident, or ~0 if fresh */
-	uint64_t t0;
-	struct faults f0;
-};
-
-void pf_init(const struct policy *pol);
-/* Before an mmap: decide map-populate (reserving its budget) and placement. */
-void pf_plan(const struct request *rq, int rule, struct plan *pl);
-/* mmap on a 2 MiB boundary: reserve HPAGE more and trim both ends. */
-void *pf_mmap_huge(mmap_fn f, size_t len, int prot, int flags, int fd, off_t off);
-/* After a successful call: act on [start, start+len).  `key` is the pointer a
- * malloc-family call returned (NULL for mmap). */
-void pf_apply(const struct request *rq, struct plan *pl, void *start, size_t len, const void *key);
-/* The call failed: give back what pf_plan reserved. */
-void pf_cancel(struct plan *pl);
-/* The program is giving memory back, or changing it. */
-void pf_unmapped(void *addr, size_t len);
-/* munmap: 1 if the region was kept for recycling (do not unmap it). */
+/* The mmap family: called with the shim on, this thread's guard down. */
+void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd, off_t off, const void *ret);
 int pf_munmap(void *addr, size_t len);
-void pf_reprotected(void *addr, size_t len);
-void pf_advised(void *addr, size_t len, int advice);
-/* The program wants this range of address space (MAP_FIXED, hints, mremap). */
-void pf_claim_range(void *addr, size_t len);
-void pf_freed(void *p);
-/* Huge pages gained by populating `bytes` with `faults` faults. */
-void pf_count_huge(struct rule_stats *rs, uint64_t bytes, uint64_t faults);
+void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr, const void *ret);
+/* mprotect and pkey_mprotect: before the real call. */
+void pf_reprotect(void *addr, size_t len);
+int pf_madvise(void *addr, size_t len, int advice);
+
+/* Locking: the program's own calls. */
+int pf_mlock(enum entry e, const void *addr, size_t len, unsigned flags);
+int pf_munlock(const void *addr, size_t len);
+int pf_mlockall(int flags);
+int pf_munlockall(void);
+
+/* The malloc family: a block of pf_block_min or more came back. */
+void pf_block(enum entry e, void *p, size_t size, const void *ret);
+/* Before free (and realloc) of p, when pf_free_watch is set. */
+void pf_free(void *p);
 #endif

@@ -1,4 +1,7 @@
-/* profile.h: fault profiling (PREFAULT_PROFILE; see profile.c). */
+/* profile.h: fault profiling of an unmodified program (PREFAULT_PROFILE).
+ * profile_tables.c keeps the mapping sites and live ranges,
+ * profile_sample.c the per-thread fault events and their reader,
+ * profile_write.c the per-process file `prefault profile` reads. */
 #ifndef PREFAULT_PROFILE_H
 #define PREFAULT_PROFILE_H
 #include <stddef.h>
@@ -7,18 +10,19 @@
 #include "os.h"
 
 extern int profiling;
+/* From init.c, with PREFAULT_PROFILE's path template (%p %e %%). */
 void profile_init(const char *path_template);
 void profile_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk);
 void profile_unmap(uintptr_t start, size_t len);
 void profile_block(const void *p, size_t len, const void *ret);
 void profile_free(const void *p);
+/* The smallest malloc block the profile records. */
+#define PROFILE_MALLOC_MIN (64u << 10)
 /* This thread's page-fault event (main thread at start, others at birth). */
 void profile_thread_start(void);
 /* Start the reader thread in this process if it is not running. */
 void profile_tick(void);
-void profile_lock(void);
-void profile_unlock(void);
-void profile_fork_child(void);
+void profile_atfork(int who);
 /* Drain, count what is still mapped, write the per-process file. */
 void profile_finish(const char *program, const char *exe, pid_t ppid, const struct faults *f);
 #endif

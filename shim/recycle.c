@@ -1,66 +1,101 @@
 /* recycle.c: keeping freed regions for reuse.
  *
  * When the program unmaps exactly a region that a recycle rule mapped, the
- * shim keeps the mapping instead, and a later mmap of the same length, prot
- * and flags under the same rule gets it back, zero-filled as a fresh mapping
- * would be.  The point is that the pages stay mapped: CPython's arenas are
+ * shim keeps the mapping instead, and a later mmap under the same rule with
+ * the same length, protection and flags gets it back, zero-filled as a
+ * fresh mapping would be.  The pages stay mapped: CPython's arenas are
  * mapped and unmapped hundreds of times a second, and every fresh one faults
  * page by page.
  *
- * Zeroing costs in proportion to the pages the program really touched:
- * mincore says which are resident, only those are cleared (the others are
- * zero when next touched, unless swapped: with swap on, non-resident runs
- * are dropped with MADV_DONTNEED so no swapped data can come back).  A region
- * touched in many scattered places is dropped whole with MADV_DONTNEED, one
- * call instead of many.  Eager whole-region zeroing is what made an emulator
- * five times slower than Linux on sparse mappings; this never does it.
+ * Only writable anonymous private regions are kept (a read-only one cannot
+ * be zero-filled by a store, and has nothing to gain).  A region is not kept
+ * when the kernel would not let the program change it any more (mseal: the
+ * real munmap must fail with EPERM), when RLIMIT_AS or RLIMIT_DATA is set
+ * (kept regions would count against the program's own mappings), or when
+ * memory is short.  Where memory is tight (less room, in MemAvailable or
+ * under the cgroup's limit, than eight times what the cache may hold), a
+ * kept region is handed to the kernel with MADV_FREE: its pages stay while
+ * memory lasts and are reclaimed, without swap, when the program needs the
+ * room, so keeping never gets it OOM-killed.  Where memory is plentiful
+ * they are kept as they are: on a virtual machine with shadow paging the
+ * first write to each page after MADV_FREE traps to the hypervisor, which
+ * made CPython's arena reuse 30 times dearer here.
  *
- * Kept regions are charged to the budget and limited by recycle_max per rule;
- * they are given back (unmapped) when memory gets short, when an mmap fails
- * with ENOMEM (then retried), and at exit.  A kept range is, to the program,
- * free address space: a MAP_FIXED, a hint, MREMAP_FIXED or an in-place mremap
- * growth that wants it gets it (release_range).
+ * Zeroing costs in proportion to the pages the program really touched:
+ * mincore says which are resident, only those are cleared (the others read
+ * zero when next touched; with swap on, non-resident runs are dropped with
+ * MADV_DONTNEED as well).  A region touched in many scattered places is
+ * dropped whole with MADV_DONTNEED, one call instead of many.  Eager
+ * whole-region zeroing is what made an emulator five times slower than
+ * Linux on sparse mappings; this never does it.
+ *
+ * Kept regions are charged to the budget and limited by recycle_max per
+ * rule; they are given back (unmapped) when memory gets short, when an mmap
+ * fails with ENOMEM (then retried), and at exit.  A kept range is, to the
+ * program, free address space: any call on it gives it back first
+ * (release_range).  Lookups are O(log n) (ranges.h) for ranges and O(1) for
+ * reuse (a LIFO list per key: the most recently kept is reused first).
  */
-#include "glue.h"
 #include "recycle.h"
+#include "defs.h"
+#include "fork.h"
+#include "glue.h"
 #include "lock.h"
 #include "os.h"
-#include "prefault.h"
+#include "ranges.h"
 #include "regions.h"
 #include "stats.h"
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
-#define KEPT_MAX 4096
 #define SCATTERED_RUNS 32     /* more resident runs than this: drop the region whole */
 #define PRESSURE_NS 100000000 /* look at free memory at most every 100 ms */
+#define BUCKETS 64
+
+struct kclass; /* the regions of one key, most recently kept first */
 
 struct kept {
-	uintptr_t addr;
-	size_t len;
+	struct rnode node; /* first: [addr, addr + len) */
+	struct kept *prev, *next;
+	struct kclass *cls;
+};
+
+struct kclass {
 	int rule, prot, flags;
+	size_t len;
+	struct kept *top;
+	struct kclass *next; /* in its bucket */
 };
 
 static spin_t klock;
-static struct kept kept[KEPT_MAX]; /* a stack: the most recently kept is reused first */
-static int nkept;
+static struct rtree tree;
+static struct slab kslab = { sizeof(struct kept), NULL, NULL, NULL, 0 };
+static struct slab cslab = { sizeof(struct kclass), NULL, NULL, NULL, 0 };
+static struct kclass *buckets[BUCKETS];
+static size_t nkept; /* read without the lock */
 static uint64_t kept_bytes[POL_MAX_RULES], kept_total;
-static uint64_t rule_max[POL_MAX_RULES];
+static uint64_t rule_max[POL_MAX_RULES], cache_max; /* per rule, and all rules together */
 static uint64_t last_check;
-static int swap_on;
+static int swap_on = -1, was_short, tight;
 
 void recycle_setup(const struct policy *pol)
 {
 	int i;
-	for (i = 0; pol && i < pol->nrules; i++)
-		rule_max[i] = pol->rules[i].recycle_max ? pol->rules[i].recycle_max : 64ull << 20;
-	swap_on = -1; /* looked up at the first reuse */
+	for (i = 0; pol && i < pol->nrules; i++) {
+		rule_max[i] = pol->rules[i].recycle_max ? pol->rules[i].recycle_max : RECYCLE_MAX_DEFAULT;
+		if (pol->rules[i].actions & A_RECYCLE)
+			cache_max += rule_max[i];
+	}
 }
+
+int recycle_any(void) { return __atomic_load_n(&nkept, __ATOMIC_RELAXED) != 0; }
 
 /* Is there swap?  (Then a page that is not resident may hold swapped data.) */
 static int swap_in_use(void)
 {
-	char buf[2048]; /* SwapTotal is in the first 20 lines */
+	char buf[1024]; /* SwapTotal is in the first 20 lines */
 	const char *p;
 	int on = __atomic_load_n(&swap_on, __ATOMIC_RELAXED);
 	if (on >= 0)
@@ -73,111 +108,184 @@ static int swap_in_use(void)
 	return on;
 }
 
-/* Flags that make two anonymous mappings interchangeable. */
-static int key_flags(int flags)
+static struct kclass **bucket_of(int rule, size_t len, int prot, int flags)
 {
-	return flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_LOCKED | MAP_HUGETLB |
-	                MAP_STACK | MAP_GROWSDOWN | (int)(0x3fu << 26) /* MAP_HUGE_SHIFT bits */);
+	uint64_t h = (uint64_t)len * 0x9e3779b97f4a7c15ull ^ (uint64_t)(rule * 131 + prot * 7 + flags);
+	return &buckets[(h >> 32) % BUCKETS];
 }
 
-static void drop_locked(int i, uintptr_t *a, size_t *l)
+static struct kclass *class_of(int rule, size_t len, int prot, int flags, int make)
 {
-	*a = kept[i].addr;
-	*l = kept[i].len;
+	struct kclass **b = bucket_of(rule, len, prot, flags), *c;
+	for (c = *b; c; c = c->next)
+		if (c->rule == rule && c->len == len && c->prot == prot && c->flags == flags)
+			return c;
+	if (!make || !(c = slab_get(&cslab)))
+		return NULL;
+	c->rule = rule;
+	c->len = len;
+	c->prot = prot;
+	c->flags = flags;
+	c->top = NULL;
+	c->next = *b;
+	*b = c;
+	return c;
+}
+
+/* Take k out of the tree and its list (lock held); its bytes are no longer
+ * kept.  The caller unmaps or reuses it. */
+static void unlink_locked(struct kept *k)
+{
+	int rule = k->cls->rule;
+	size_t len = k->node.end - k->node.start;
+	rt_remove(&tree, &k->node);
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		k->cls->top = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	__atomic_store_n(&nkept, tree.n, __ATOMIC_RELAXED);
 	/* (read without the lock by memory_short and the report) */
-	__atomic_fetch_sub(&kept_bytes[kept[i].rule], kept[i].len, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&kept_total, kept[i].len, __ATOMIC_RELAXED);
-	memmove(&kept[i], &kept[i + 1], (size_t)(nkept - i - 1) * sizeof kept[0]);
-	__atomic_store_n(&nkept, nkept - 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&kept_bytes[rule], len, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&kept_total, len, __ATOMIC_RELAXED);
+}
+
+/* Give back up to 16 kept regions overlapping [s, e) (all: e == 0) and
+ * unmap them with no lock held.  Returns how many. */
+static int give_back(uintptr_t s, uintptr_t e)
+{
+	uintptr_t out[16][2];
+	int k = 0, i;
+	struct rnode *n;
+	spin_lock(&klock);
+	n = rt_first(&tree, e ? s : 0);
+	while (n && (!e || n->start < e) && k < 16) {
+		struct rnode *next = rt_next(&tree, n);
+		out[k][0] = n->start;
+		out[k][1] = n->end;
+		unlink_locked((struct kept *)n);
+		slab_put(&kslab, n);
+		k++;
+		n = next;
+	}
+	spin_unlock(&klock);
+	for (i = 0; i < k; i++) { /* never hold the lock across a system call */
+		sys_munmap((void *)out[i][0], out[i][1] - out[i][0]);
+		budget_release(out[i][1] - out[i][0]);
+	}
+	return k;
 }
 
 void recycle_flush(void)
 {
-	uintptr_t a;
-	size_t l;
-	if (!__atomic_load_n(&nkept, __ATOMIC_RELAXED))
-		return;
-	spin_lock(&klock);
-	while (nkept > 0) {
-		drop_locked(nkept - 1, &a, &l);
-		spin_unlock(&klock); /* never hold the lock across a system call */
-		sys_munmap((void *)a, l);
-		budget_release(l);
-		spin_lock(&klock);
-	}
-	spin_unlock(&klock);
+	while (recycle_any() && give_back(0, 0) == 16)
+		;
 }
 
 void recycle_release_range(uintptr_t start, size_t len)
 {
-	uintptr_t end = start + len;
-	int i;
-	if (!__atomic_load_n(&nkept, __ATOMIC_RELAXED))
+	if (!recycle_any() || !len)
 		return;
-	spin_lock(&klock);
-	for (i = nkept - 1; i >= 0; i--) {
-		uintptr_t a;
-		size_t l;
-		if (kept[i].addr >= end || kept[i].addr + kept[i].len <= start)
-			continue;
-		drop_locked(i, &a, &l);
-		spin_unlock(&klock);
-		sys_munmap((void *)a, l);
-		budget_release(l);
-		spin_lock(&klock);
-		if (i > nkept)
-			i = nkept;
-	}
-	spin_unlock(&klock);
+	while (give_back(start, start + len) == 16)
+		;
 }
 
-/* Is memory short?  Looked at no more than every 100 ms. */
+/* Is memory short?  (And is it tight: see the top.)  Looked at no more
+ * than every 100 ms. */
 static int memory_short(void)
 {
-	uint64_t now = os_now_ns(), avail, room, kb;
+	uint64_t now = os_now_ns(), avail, room, kb, least;
 	uint64_t last = __atomic_load_n(&last_check, __ATOMIC_RELAXED);
-	static int was_short;
-	if (now - last < PRESSURE_NS)
+	if (now - last < PRESSURE_NS && last)
 		return __atomic_load_n(&was_short, __ATOMIC_RELAXED);
 	if (!__atomic_compare_exchange_n(&last_check, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return __atomic_load_n(&was_short, __ATOMIC_RELAXED);
+	os_cgroup_init();
 	avail = os_mem_available();
 	room = os_cgroup_room();
 	kb = __atomic_load_n(&kept_total, __ATOMIC_RELAXED);
+	least = avail && avail < room ? avail : room;
 	/* Short: what is kept would be a large share of what is left. */
 	__atomic_store_n(&was_short, (avail && avail < 4 * kb + (64ull << 20)) || room < 4 * kb + (16ull << 20),
 	                 __ATOMIC_RELAXED);
+	__atomic_store_n(&tight, least / 8 < cache_max, __ATOMIC_RELAXED);
 	return __atomic_load_n(&was_short, __ATOMIC_RELAXED);
+}
+
+/* Would a kept region count against a limit of the program's own? */
+static int limited(void)
+{
+	struct rlimit as, data;
+	return (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) ||
+	       (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY);
 }
 
 int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags)
 {
 	struct rule_stats *rs = &g_stats.rules[rule];
+	struct kclass *c;
+	struct kept *k;
+	if (!(prot & PROT_WRITE)) /* nothing to gain, and it could not be zeroed */
+		return 0;
+	if (limited()) {
+		st_add(&rs->recycle_dropped, 1);
+		stats_note(N_RECYCLE_LIMIT);
+		recycle_flush();
+		return 0;
+	}
 	if (memory_short()) {
 		st_add(&rs->recycle_dropped, 1);
 		recycle_flush();
 		return 0;
 	}
+	/* A sealed region (mseal) cannot be unmapped: the program must see its
+	 * munmap fail.  mprotect to the protection it has is refused on a
+	 * sealed region and changes nothing on any other. */
+	if (sys_mprotect((void *)addr, len, prot) != 0)
+		return 0;
 	if (!budget_reserve(len)) {
 		st_add(&rs->recycle_dropped, 1);
 		stats_note(N_BUDGET);
 		return 0;
 	}
 	spin_lock(&klock);
-	if (nkept == KEPT_MAX || kept_bytes[rule] + len > rule_max[rule]) {
+	if (kept_bytes[rule] + len > rule_max[rule] || !(c = class_of(rule, len, prot, flags, 1)) ||
+	    !(k = slab_get(&kslab))) {
 		spin_unlock(&klock);
 		budget_release(len);
 		st_add(&rs->recycle_dropped, 1);
 		return 0;
 	}
-	kept[nkept].addr = addr;
-	kept[nkept].len = len;
-	kept[nkept].rule = rule;
-	kept[nkept].prot = prot;
-	kept[nkept].flags = key_flags(flags);
-	__atomic_store_n(&nkept, nkept + 1, __ATOMIC_RELAXED);
+	/* Reserve the bytes now, so that two threads cannot both pass the
+	 * rule's limit; the region is listed once MADV_FREE has taken it. */
 	__atomic_fetch_add(&kept_bytes[rule], len, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&kept_total, len, __ATOMIC_RELAXED);
+	spin_unlock(&klock);
+	/* Reclaimable while kept: under memory pressure the kernel takes the
+	 * pages back by itself (they then read zero).  Where it refuses (a
+	 * locked region, an old kernel), the region is not kept. */
+	if (__atomic_load_n(&tight, __ATOMIC_RELAXED) && sys_madvise((void *)addr, len, MADV_FREE) != 0) {
+		__atomic_fetch_sub(&kept_bytes[rule], len, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&kept_total, len, __ATOMIC_RELAXED);
+		spin_lock(&klock);
+		slab_put(&kslab, k);
+		spin_unlock(&klock);
+		budget_release(len);
+		st_add(&rs->recycle_dropped, 1);
+		return 0;
+	}
+	spin_lock(&klock);
+	k->node.start = addr;
+	k->node.end = addr + len;
+	k->cls = c;
+	k->prev = NULL;
+	k->next = c->top;
+	if (c->top)
+		c->top->prev = k;
+	c->top = k;
+	rt_insert(&tree, &k->node);
+	__atomic_store_n(&nkept, tree.n, __ATOMIC_RELAXED);
 	if (kept_bytes[rule] > st_get(&rs->recycle_peak_bytes))
 		__atomic_store_n(&rs->recycle_peak_bytes, kept_bytes[rule], __ATOMIC_RELAXED);
 	spin_unlock(&klock);
@@ -189,15 +297,15 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags)
  * resident (and so are again, now zero). */
 static size_t zero_touched(uintptr_t s, size_t len)
 {
-	unsigned char vec[1024];
+	unsigned char vec[256];
 	size_t resident = 0, done = 0;
 	int swap = swap_in_use();
 	while (done < len) {
-		size_t pages = (len - done) / pf_page, i, runs = 0, run_start = 0;
+		size_t pages = (len - done) / page_size, i, runs = 0, run_start = 0;
 		uintptr_t base = s + done;
 		if (pages > sizeof vec)
 			pages = sizeof vec;
-		if (mincore((void *)base, pages * pf_page, vec) != 0) {
+		if (mincore((void *)base, pages * page_size, vec) != 0) {
 			/* cannot tell: drop it all, which is always correct */
 			sys_madvise((void *)base, len - done, MADV_DONTNEED);
 			return resident;
@@ -206,22 +314,22 @@ static size_t zero_touched(uintptr_t s, size_t len)
 			if ((vec[i] & 1) && (i == 0 || !(vec[i - 1] & 1)))
 				runs++;
 		if (runs > SCATTERED_RUNS) {
-			sys_madvise((void *)base, pages * pf_page, MADV_DONTNEED);
+			sys_madvise((void *)base, pages * page_size, MADV_DONTNEED);
 		} else {
 			for (i = 0; i < pages; i = run_start) {
 				int res = vec[i] & 1;
-				void *p = (void *)(base + i * pf_page);
+				void *p = (void *)(base + i * page_size);
 				for (run_start = i; run_start < pages && (vec[run_start] & 1) == res; run_start++)
 					;
 				if (res) {
-					memset(p, 0, (run_start - i) * pf_page);
+					memset(p, 0, (run_start - i) * page_size);
 					resident += run_start - i;
 				} else if (swap) { /* may hold swapped-out data */
-					sys_madvise(p, (run_start - i) * pf_page, MADV_DONTNEED);
+					sys_madvise(p, (run_start - i) * page_size, MADV_DONTNEED);
 				}
 			}
 		}
-		done += pages * pf_page;
+		done += pages * page_size;
 	}
 	return resident;
 }
@@ -229,27 +337,31 @@ static size_t zero_touched(uintptr_t s, size_t len)
 uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident)
 {
 	struct rule_stats *rs = &g_stats.rules[rule];
-	int i, kf = key_flags(flags);
+	struct kclass *c;
+	struct kept *k = NULL;
 	uintptr_t a = 0;
-	size_t l;
-	uint64_t t0;
-	if (!__atomic_load_n(&nkept, __ATOMIC_RELAXED))
+	struct meter m;
+	struct faults f;
+	uint64_t ns;
+	if (!recycle_any())
 		return 0;
 	spin_lock(&klock);
-	for (i = nkept - 1; i >= 0; i--) {
-		if (kept[i].rule == rule && kept[i].len == len && kept[i].prot == prot && kept[i].flags == kf) {
-			drop_locked(i, &a, &l);
-			break;
-		}
+	c = class_of(rule, len, prot, flags, 0);
+	if (c && c->top) {
+		k = c->top;
+		a = k->node.start;
+		unlink_locked(k);
+		slab_put(&kslab, k);
 	}
 	spin_unlock(&klock);
 	if (!a)
 		return 0;
 	budget_release(len);
-	t0 = os_now_ns();
+	meter_start(&m);
 	*resident = zero_touched(a, len);
-	st_add(&rs->recycle_zero_ns, os_now_ns() - t0);
-	st_add(&rs->recycle_zeroed_bytes, *resident * pf_page);
+	meter_read(&m, &f, &ns);
+	st_add(&rs->recycle_zero_ns, ns);
+	st_add(&rs->recycle_zeroed_bytes, *resident * page_size);
 	st_add(&rs->recycle_reused, 1);
 	st_add(&rs->recycle_reused_bytes, len);
 	return a;
@@ -260,6 +372,28 @@ uint64_t recycle_kept_bytes(int rule)
 	return __atomic_load_n(&kept_bytes[rule], __ATOMIC_RELAXED);
 }
 
-void recycle_lock(void) { spin_lock(&klock); }
-void recycle_unlock(void) { spin_unlock(&klock); }
-void recycle_fork_child(void) { spin_init(&klock); } /* the cache is the child's too: same mappings */
+void recycle_atfork(int who)
+{
+	struct rnode *n;
+	if (who == FORK_PREPARE) {
+		spin_lock(&klock);
+		return;
+	}
+	if (who == FORK_PARENT) {
+		spin_unlock(&klock);
+		return;
+	}
+	/* The child has the same mappings, so the cache is its own too.  Its
+	 * counts start from zero (stats' hook ran first): what it inherited
+	 * counts as kept, so that reuse never exceeds keeping, and as the
+	 * cache's starting peak. */
+	spin_init(&klock);
+	for (n = rt_first(&tree, 0); n; n = rt_next(&tree, n))
+		st_add(&g_stats.rules[((struct kept *)n)->cls->rule].recycle_kept, 1);
+	{
+		int i;
+		for (i = 0; i < POL_MAX_RULES; i++)
+			g_stats.rules[i].recycle_peak_bytes = kept_bytes[i];
+	}
+	last_check = 0;
+}

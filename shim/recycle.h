@@ -12,13 +12,14 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags);
 /* A kept region for this request, zeroed where the program had touched it;
  * 0 if none.  *resident gets the pages that are resident (and zero). */
 uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident);
-/* The program wants this address range (MAP_FIXED, a hint, mremap): give
- * back any kept region in it, so the kernel sees what it would without us. */
+/* The program wants this address range (MAP_FIXED, a hint, mremap, or any
+ * call on it): give back any kept region in it, so the kernel answers as it
+ * would without us. */
 void recycle_release_range(uintptr_t start, size_t len);
 /* Give back everything kept (memory short, mmap ENOMEM, exit). */
 void recycle_flush(void);
+/* Something is kept (read without a lock). */
+int recycle_any(void);
 uint64_t recycle_kept_bytes(int rule);
-void recycle_lock(void);
-void recycle_unlock(void);
-void recycle_fork_child(void);
+void recycle_atfork(int who);
 #endif

@@ -1,17 +1,25 @@
 /* report.c: see report.h. */
 #include "report.h"
+#include "defs.h"
 #include "recycle.h"
 #include "regions.h"
 #include "sbuf.h"
 #include "stats.h"
 #include "worker.h"
+#include <errno.h>
 #include <string.h>
 
-/* What the report prints: the globals plus every live thread's block.
- * Static, not on the stack: exit may run on a small thread stack. */
+/* What the report prints: the globals plus every live thread's block, and
+ * the formatting buffer.  Static, not on the stack: exit may run on a small
+ * thread stack (only one thread writes the report). */
 static struct stats snap;
+static char buf[4 << 10];
 
-#define REPORT_BUF (4 << 10) /* formatting buffer, flushed to the fd when full */
+/* Is entry e counted?  The malloc family only from stats_malloc_from. */
+static int counted(int e)
+{
+	return e < E_malloc || e > E_pvalloc || stats_malloc_from != UINT64_MAX;
+}
 
 static uint64_t sum_skipped(const struct rule_stats *rs)
 {
@@ -75,6 +83,8 @@ static void json_rule(struct sbuf *sb, const char *name, const struct rule_stats
 		json_kv(sb, "program_first_bytes", rs->program_first_bytes, 1);
 		json_kv(sb, "cancelled_bytes", rs->cancelled_bytes, 1);
 		json_kv(sb, "left_bytes", worker_left_bytes(rule), 1);
+		json_kv(sb, "leaps", rs->leaps, 1);
+		json_kv(sb, "twice_faults_max", rs->twice_max, 1);
 		sb_chr(sb, '}');
 		json_kv(sb, "huge_bytes", rs->huge_bytes, 1);
 		json_kv(sb, "small_fallbacks", rs->small_fallbacks, 1);
@@ -123,9 +133,21 @@ static void write_json(struct sbuf *sb, const struct proc_info *pi, const struct
 	json_kv(sb, "used", budget_used(), 1);
 	json_kv(sb, "peak", budget_peak(), 1);
 	sb_str(sb, "},\"calls\":{");
-	for (i = 0; i < E_COUNT; i++)
-		json_kv(sb, entry_names[i], st_get(&snap.calls[i]), i > 0);
-	sb_str(sb, "},\"rules\":[");
+	for (i = 0; i < E_COUNT; i++) {
+		if (counted(i)) {
+			json_kv(sb, entry_names[i], st_get(&snap.calls[i]), i > 0);
+		} else { /* not counted: null, never a zero that looks measured */
+			sb_str(sb, i ? ",\"" : "\"");
+			sb_str(sb, entry_names[i]);
+			sb_str(sb, "\":null");
+		}
+	}
+	sb_str(sb, "},\"malloc_counted_from\":");
+	if (stats_malloc_from == UINT64_MAX)
+		sb_str(sb, "null");
+	else
+		sb_u64(sb, stats_malloc_from);
+	sb_str(sb, ",\"rules\":[");
 	for (i = 0; pol && i < pol->nrules; i++) {
 		if (i)
 			sb_chr(sb, ',');
@@ -134,7 +156,10 @@ static void write_json(struct sbuf *sb, const struct proc_info *pi, const struct
 	sb_str(sb, "],\"unmatched\":{\"mmap\":");
 	json_rule(sb, "mmap", &snap.unmatched[0], -1);
 	sb_str(sb, ",\"malloc\":");
-	json_rule(sb, "malloc", &snap.unmatched[1], -1);
+	if (stats_malloc_from == UINT64_MAX)
+		sb_str(sb, "null");
+	else
+		json_rule(sb, "malloc", &snap.unmatched[1], -1);
 	sb_str(sb, "},\"notes\":[");
 	for (i = 0, first = 1; i < N_COUNT; i++) {
 		if (!(snap.notes & (1ull << i)))
@@ -151,7 +176,7 @@ static void text_rule(struct sbuf *sb, const char *name, const struct rule_stats
 {
 	uint64_t sk = sum_skipped(rs), left = worker_left_bytes(rule);
 	sb_str(sb, "prefault:   rule ");
-	sb_str(sb, name);
+	sb_text(sb, name);
 	sb_str(sb, ": ");
 	sb_u64(sb, st_get(&rs->matched));
 	sb_str(sb, " matched, ");
@@ -172,6 +197,12 @@ static void text_rule(struct sbuf *sb, const char *name, const struct rule_stats
 		sb_size_human(sb, rs->queued_bytes);
 		sb_str(sb, " (program first to ");
 		sb_size_human(sb, rs->program_first_bytes);
+		if (rs->leaps) {
+			sb_str(sb, ", leaps ");
+			sb_u64(sb, rs->leaps);
+		}
+		sb_str(sb, ", faults taken twice at most ");
+		sb_u64(sb, rs->twice_max);
 		if (rs->cancelled_bytes) {
 			sb_str(sb, ", cancelled ");
 			sb_size_human(sb, rs->cancelled_bytes);
@@ -228,7 +259,7 @@ static void write_text(struct sbuf *sb, const struct proc_info *pi, const struct
 	int i;
 	uint64_t total = f->minor + f->major;
 	sb_str(sb, "prefault: ");
-	sb_str(sb, pi->program);
+	sb_text(sb, pi->program);
 	sb_chr(sb, '[');
 	sb_u64(sb, (uint64_t)pi->pid);
 	sb_str(sb, "] ");
@@ -244,7 +275,7 @@ static void write_text(struct sbuf *sb, const struct proc_info *pi, const struct
 	sb_str(sb, " in prefault work\n");
 	if (pi->policy_path) {
 		sb_str(sb, "prefault:   policy ");
-		sb_str(sb, pi->policy_path);
+		sb_text(sb, pi->policy_path);
 		sb_str(sb, "; budget peak ");
 		sb_size_human(sb, budget_peak());
 		sb_str(sb, " of ");
@@ -260,11 +291,17 @@ static void write_text(struct sbuf *sb, const struct proc_info *pi, const struct
 	sb_u64(sb, st_get(&snap.unmatched[0].matched));
 	sb_str(sb, " mmap (");
 	sb_size_human(sb, st_get(&snap.unmatched[0].bytes));
-	sb_str(sb, "), ");
-	sb_u64(sb, st_get(&snap.unmatched[1].matched));
-	sb_str(sb, " malloc (");
-	sb_size_human(sb, st_get(&snap.unmatched[1].bytes));
-	sb_str(sb, ")\n");
+	if (stats_malloc_from == UINT64_MAX) {
+		sb_str(sb, "); malloc family not counted (no rule or profile watches it)\n");
+	} else {
+		sb_str(sb, "), ");
+		sb_u64(sb, st_get(&snap.unmatched[1].matched));
+		sb_str(sb, " malloc blocks of ");
+		sb_size_human(sb, stats_malloc_from);
+		sb_str(sb, " or more (");
+		sb_size_human(sb, st_get(&snap.unmatched[1].bytes));
+		sb_str(sb, "; smaller ones not counted)\n");
+	}
 	for (i = 0; i < N_COUNT; i++) {
 		if (!(snap.notes & (1ull << i)))
 			continue;
@@ -274,9 +311,8 @@ static void write_text(struct sbuf *sb, const struct proc_info *pi, const struct
 	}
 }
 
-void report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol)
+int report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol)
 {
-	char buf[REPORT_BUF];
 	struct sbuf sb;
 	struct faults now, f;
 	uint64_t in_pf, wall = os_now_ns() - pi->t0;
@@ -291,4 +327,9 @@ void report_write(int fd, int json, const struct proc_info *pi, const struct pol
 	else
 		write_text(&sb, pi, pol, &f, in_pf, wall);
 	sb_flush(&sb);
+	if (sb.failed) {
+		errno = sb.err;
+		return -1;
+	}
+	return 0;
 }

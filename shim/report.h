@@ -1,16 +1,15 @@
 /* report.h: the report written at exit, as text or JSON.
  *
- * Formatted into a stack buffer bound to the destination's descriptor (see
- * sbuf.h), so it works from _exit and from a destructor with the heap in any
- * state.  Fault counts are since the shim started in this process image.
+ * Formatted into a static buffer bound to the destination's descriptor (see
+ * sbuf.h), so it works from _exit, from a destructor with the heap in any
+ * state, and on a small thread stack.  Fault counts are since the shim
+ * started in this process image.
  */
 #ifndef PREFAULT_REPORT_H
 #define PREFAULT_REPORT_H
 #include <sys/types.h>
 #include "os.h"
 #include "policy.h"
-
-#define PF_VERSION "0.1.0"
 
 struct proc_info {
 	pid_t pid, ppid;
@@ -21,5 +20,6 @@ struct proc_info {
 	struct faults f0;      /* process fault counts at start */
 };
 
-void report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol);
+/* 0, or -1 with errno set when a write failed (the report is incomplete). */
+int report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol);
 #endif

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+static const char hexd[] = "0123456789abcdef";
+
 void sb_init(struct sbuf *sb, char *buf, size_t cap, int fd)
 {
 	sb->buf = buf;
@@ -12,6 +14,7 @@ void sb_init(struct sbuf *sb, char *buf, size_t cap, int fd)
 	sb->fd = fd;
 	sb->trunc = 0;
 	sb->failed = 0;
+	sb->err = 0;
 }
 
 void sb_flush(struct sbuf *sb)
@@ -25,6 +28,7 @@ void sb_flush(struct sbuf *sb)
 			continue;
 		if (n <= 0) {
 			sb->failed = 1;
+			sb->err = n < 0 ? errno : EIO;
 			break;
 		}
 		off += (size_t)n;
@@ -79,22 +83,12 @@ void sb_u64(struct sbuf *sb, uint64_t v)
 	sb_strn(sb, tmp + i, sizeof tmp - (size_t)i);
 }
 
-void sb_i64(struct sbuf *sb, int64_t v)
-{
-	if (v < 0) {
-		sb_chr(sb, '-');
-		sb_u64(sb, (uint64_t)0 - (uint64_t)v);
-	} else {
-		sb_u64(sb, (uint64_t)v);
-	}
-}
-
 void sb_hex(struct sbuf *sb, uint64_t v)
 {
 	char tmp[18];
 	int i = (int)sizeof tmp;
 	do {
-		tmp[--i] = "0123456789abcdef"[v & 15];
+		tmp[--i] = hexd[v & 15];
 		v >>= 4;
 	} while (v);
 	tmp[--i] = 'x';
@@ -157,27 +151,99 @@ void sb_size_human(struct sbuf *sb, uint64_t v)
 	sb_str(sb, units[u]);
 }
 
-void sb_json_str(struct sbuf *sb, const char *s)
+/* Length of the UTF-8 sequence at s (1 to 4), or 0 if it is not valid
+ * UTF-8 (overlong forms, surrogates and code points past U+10FFFF are not). */
+static int utf8_len(const unsigned char *s)
 {
+	unsigned c = s[0];
+	int n, i;
+	unsigned cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+void sb_json_str(struct sbuf *sb, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
 	sb_chr(sb, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	while (*s) {
+		unsigned c = *s;
+		int n;
 		if (c == '"' || c == '\\') {
 			sb_chr(sb, '\\');
 			sb_chr(sb, (char)c);
+			s++;
 		} else if (c < 0x20 || c == 0x7f) {
 			sb_str(sb, "\\u00");
-			sb_chr(sb, "0123456789abcdef"[c >> 4]);
-			sb_chr(sb, "0123456789abcdef"[c & 15]);
+			sb_chr(sb, hexd[c >> 4]);
+			sb_chr(sb, hexd[c & 15]);
+			s++;
+		} else if ((n = utf8_len(s)) > 0) {
+			sb_strn(sb, (const char *)s, (size_t)n);
+			s += n;
 		} else {
-			sb_chr(sb, (char)c);
+			sb_str(sb, "\\ufffd");
+			s++;
 		}
 	}
 	sb_chr(sb, '"');
 }
 
-void sb_pad(struct sbuf *sb, size_t from, size_t width)
+void sb_text(struct sbuf *sb, const char *str)
 {
-	while (sb->len >= from && sb->len - from < width)
-		sb_chr(sb, ' ');
+	const unsigned char *s = (const unsigned char *)str;
+	for (; *s; s++) {
+		if (*s == '\n') {
+			sb_str(sb, "\\n");
+		} else if (*s == '\t') {
+			sb_str(sb, "\\t");
+		} else if (*s < 0x20 || *s == 0x7f) {
+			sb_str(sb, "\\x");
+			sb_chr(sb, hexd[*s >> 4]);
+			sb_chr(sb, hexd[*s & 15]);
+		} else {
+			sb_chr(sb, (char)*s);
+		}
+	}
+}
+
+void sb_template(struct sbuf *sb, const char *t, uint64_t pid, const char *program)
+{
+	for (; *t; t++) {
+		if (t[0] == '%' && t[1] == 'p') {
+			sb_u64(sb, pid);
+			t++;
+		} else if (t[0] == '%' && t[1] == 'e') {
+			const unsigned char *p = (const unsigned char *)program;
+			/* A program name is not a path: no directory of it, and
+			 * never one that climbs or stays put. */
+			if (!*p || !strcmp(program, ".") || !strcmp(program, ".."))
+				sb_chr(sb, '_');
+			else
+				for (; *p; p++)
+					sb_chr(sb, (*p == '/' || *p < 0x20 || *p == 0x7f) ? '_' : (char)*p);
+			t++;
+		} else if (t[0] == '%' && t[1] == '%') {
+			sb_chr(sb, '%');
+			t++;
+		} else {
+			sb_chr(sb, *t);
+		}
+	}
 }

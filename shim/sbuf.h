@@ -1,10 +1,13 @@
 /* sbuf.h: formatting into a caller's buffer, never stdio, never malloc.
  *
- * The shim formats its warnings and reports with these (stdio may allocate
- * and take locks; neither is allowed in a wrapper or at _exit).  A buffer may
- * be bound to a file descriptor: when it fills, it is written out with
- * write(2) and reused, so a report of any length needs only a stack buffer.
- * Without a descriptor, output past the end is dropped and `trunc` is set.
+ * The shim formats its warnings, reports and profiles with these (stdio
+ * may allocate and take locks; neither is allowed in a wrapper or at
+ * _exit); the command-line tool uses the same helpers, so a size or a JSON
+ * string looks the same wherever it is printed.  A buffer may be bound to a
+ * file descriptor: when it fills, it is written out with write(2) and
+ * reused, so output of any length needs only a small buffer.  Without a
+ * descriptor, output past the end is dropped and `trunc` is set.  Pure, but
+ * for write(2) on a bound descriptor.
  */
 #ifndef PREFAULT_SBUF_H
 #define PREFAULT_SBUF_H
@@ -17,6 +20,7 @@ struct sbuf {
 	int fd;        /* -1: memory only */
 	int trunc;     /* output was dropped */
 	int failed;    /* a write(2) failed */
+	int err;       /* its errno */
 };
 
 void sb_init(struct sbuf *sb, char *buf, size_t cap, int fd);
@@ -26,7 +30,6 @@ void sb_chr(struct sbuf *sb, char c);
 void sb_strn(struct sbuf *sb, const char *s, size_t n);
 void sb_str(struct sbuf *sb, const char *s);
 void sb_u64(struct sbuf *sb, uint64_t v);
-void sb_i64(struct sbuf *sb, int64_t v);
 void sb_hex(struct sbuf *sb, uint64_t v);
 /* v / 10^decimals, printed with exactly `decimals` digits after the point. */
 void sb_fixed(struct sbuf *sb, uint64_t v, int decimals);
@@ -36,9 +39,15 @@ void sb_secs(struct sbuf *sb, uint64_t ns);
 void sb_size_exact(struct sbuf *sb, uint64_t v);
 /* A size for people: 1.5 MiB, 320 KiB, 12 B. */
 void sb_size_human(struct sbuf *sb, uint64_t v);
-/* A JSON string literal, quotes included. */
+/* A JSON string literal, quotes included: always valid JSON; bytes that are
+ * not UTF-8 become U+FFFD. */
 void sb_json_str(struct sbuf *sb, const char *s);
-/* Pad with spaces to column `col` (counted from the last '\n' in memory). */
-void sb_pad(struct sbuf *sb, size_t from, size_t width);
+/* A name from outside (argv[0], a path) in a line of text: control
+ * characters are written as \n, \t, \xNN, so a name cannot forge lines. */
+void sb_text(struct sbuf *sb, const char *s);
+/* A report or profile path template: %p the pid, %e the program name (made
+ * a safe file name: no '/', never "." or "..", no control characters), %%
+ * a '%'.  Anything else is copied. */
+void sb_template(struct sbuf *sb, const char *tmpl, uint64_t pid, const char *program);
 
 #endif

@@ -1,18 +1,14 @@
-/* shim.h: the shim's own state, shared by init.c and interpose.c. */
+/* shim.h: the shim's life in a process (init.c): start-up, fork, exit. */
 #ifndef PREFAULT_SHIM_H
 #define PREFAULT_SHIM_H
 #include "glue.h"
-#include "policy.h"
 
 enum { SHIM_NONE, SHIM_INIT, SHIM_ON, SHIM_PASS };
 extern int shim_state;
-/* Nonzero while this thread runs the shim's own code: wrappers entered then
- * (dladdr, a signal handler, our own allocations) pass straight through. */
-extern TLS int shim_guard;
 
 void shim_init(void);
+/* Write this process's report (once; not in a vfork child). */
 void shim_report(void);
-const struct policy *shim_policy(void);
 
 /* Should this call be matched and counted?  Starts the shim if need be. */
 static inline int shim_on(void)

@@ -2,21 +2,25 @@
  *
  * glibc maps thread stacks with its internal mmap, which no preload sees, so
  * a `call = stack` rule works through pthread_create: the new thread starts
- * in a trampoline that touches the top `depth` bytes of its own stack (the
+ * in a trampoline that prefaults the top `depth` bytes of its own stack (the
  * part below its stack pointer, unused until the program's deep calls reach
- * it), then calls the program's start routine.  Touching, not
- * MADV_POPULATE: the main thread's stack grows on demand and has no mapping
- * below its current extent to populate.  The trampolines are a fixed pool:
- * no malloc in pthread_create.
+ * it), then calls the program's start routine.
+ *
+ * A new thread's stack is one mapping, whole: it is populated with
+ * MADV_POPULATE_WRITE from the top down, a chunk at a time, and the first
+ * chunk the kernel refuses ends it.  That is how a guard the program placed
+ * itself (pthread_attr_setstack over a region whose bottom it made
+ * PROT_NONE) stops us instead of crashing the program.  The main thread's
+ * stack grows on demand and has nothing mapped below its current extent to
+ * populate, so there the pages are touched, within RLIMIT_STACK, less a
+ * margin.  The trampolines are a fixed pool: no malloc in pthread_create.
  */
-#include "glue.h"
 #include "stack.h"
+#include "glue.h"
 #include "match.h"
 #include "os.h"
-#include "prefault.h"
 #include "profile.h"
 #include "regions.h"
-#include "shim.h"
 #include "stats.h"
 #include <alloca.h>
 #include <sys/mman.h>
@@ -32,7 +36,8 @@
 #else
 #define TRAMPOLINES 1
 #endif
-#define MARGIN (32u << 10) /* left untouched above the guard page */
+#define MARGIN (32u << 10)  /* left alone above the bottom of a stack */
+#define STEP (64u << 10)    /* populate chunk, top down */
 
 struct tramp {
 	void *(*fn)(void *);
@@ -41,6 +46,9 @@ struct tramp {
 	int used;
 };
 static struct tramp tramps[TRAMPS];
+static const struct policy *pol;
+
+void stack_setup(const struct policy *p) { pol = p; }
 
 static size_t default_stack(void)
 {
@@ -53,7 +61,7 @@ static size_t default_stack(void)
 static int stack_rule(size_t size, const void *ret)
 {
 	struct request rq;
-	match_anon_request(&rq, E_PTHREAD_CREATE, CALL_STACK, size, ret);
+	match_anon_request(&rq, CALL_STACK, size, ret);
 	return match_request(&rq);
 }
 
@@ -61,56 +69,83 @@ static void __attribute__((noinline)) touch_below(size_t depth)
 {
 	volatile char *buf = alloca(depth);
 	size_t i;
-	for (i = 0; i < depth; i += pf_page)
+	for (i = 0; i < depth; i += page_size)
 		buf[depth - 1 - i] = 0; /* from the top down, as the stack grows */
 	__asm__ volatile("" : : "r"(buf) : "memory");
 }
 
-/* How much of this thread's stack lies below here, less a margin. */
-static size_t room_below(void)
+/* Populate [top - depth, top) from the top down; returns the bytes done. */
+static size_t populate_down(uintptr_t top, size_t depth)
+{
+	size_t done = 0;
+	while (done < depth) {
+		size_t n = depth - done < STEP ? depth - done : STEP;
+		if (sys_madvise((void *)(top - done - n), n, MADV_POPULATE_WRITE) != 0) {
+			stats_note(N_STACK_GUARD);
+			break;
+		}
+		done += n;
+	}
+	return done;
+}
+
+/* This thread's stack: how much lies below here, less the margin, and
+ * where here is (page-aligned down). */
+static size_t room_below(uintptr_t *top)
 {
 	pthread_attr_t attr;
 	void *lo;
 	size_t size;
 	char here;
 	size_t room = 0;
+	*top = PAGE_DOWN((uintptr_t)&here);
 	if (pthread_getattr_np(pthread_self(), &attr) != 0)
 		return 0;
-	if (pthread_attr_getstack(&attr, &lo, &size) == 0 && (char *)&here > (char *)lo)
-		room = (size_t)(&here - (char *)lo);
+	if (pthread_attr_getstack(&attr, &lo, &size) == 0 && *top > (uintptr_t)lo)
+		room = (size_t)(*top - (uintptr_t)lo);
 	pthread_attr_destroy(&attr);
 	return room > MARGIN ? room - MARGIN : 0;
 }
 
 /* Returns the bytes charged to the budget (given back when the thread's
  * start routine returns; the main thread keeps its charge). */
-static uint64_t prefault_self(int rule)
+static uint64_t prefault_self(int rule, int main_thread)
 {
-	const struct pol_rule *r = &shim_policy()->rules[rule];
+	const struct pol_rule *r = &pol->rules[rule];
 	struct rule_stats *rs = &g_stats.rules[rule];
-	size_t depth = r->depth, room;
-	struct faults f0, f1;
-	uint64_t t0 = os_now_ns();
+	size_t depth = r->depth, room, done = 0;
+	uintptr_t top;
+	struct meter m;
+	struct faults f;
+	uint64_t ns;
 	shim_guard++;
-	room = room_below();
+	meter_start(&m);
+	room = room_below(&top);
 	if (depth > room)
 		depth = room;
-	depth &= ~(pf_page - 1);
+	depth &= ~(page_size - 1);
 	if (depth && !budget_reserve(depth)) {
 		st_add(&rs->skipped[SK_BUDGET], 1);
 		stats_note(N_BUDGET);
 		depth = 0;
 	}
-	os_faults_thread(&f0);
-	if (depth && (r->actions & A_POPULATE))
-		touch_below(depth);
-	os_faults_thread(&f1);
+	if (depth && (r->actions & A_POPULATE)) {
+		if (main_thread) {
+			touch_below(depth);
+			done = depth;
+		} else {
+			done = populate_down(top, depth);
+		}
+	}
+	if (done < depth) {
+		budget_release(depth - done);
+		depth = done;
+	}
+	meter_read(&m, &f, &ns);
 	stats_count_request(rs, depth);
-	st_add(&rs->prefaulted_bytes, (r->actions & A_POPULATE) ? depth : 0);
-	st_add(&rs->ns, os_now_ns() - t0);
-	st_add(&rs->faults, f1.minor - f0.minor + f1.major - f0.major);
-	st_add(&g_stats.pf_minor, f1.minor - f0.minor);
-	st_add(&g_stats.pf_major, f1.major - f0.major);
+	st_add(&rs->prefaulted_bytes, done);
+	st_add(&rs->ns, ns);
+	stats_prefault_faults(rs, f.minor, f.major);
 	shim_guard--;
 	return depth;
 }
@@ -129,7 +164,7 @@ static void *trampoline(void *p)
 		profile_thread_start();
 		shim_guard--;
 	}
-	charged = rule >= 0 ? prefault_self(rule) : 0;
+	charged = rule >= 0 ? prefault_self(rule, 0) : 0;
 	ret = fn(arg);
 	budget_release(charged); /* (a thread ending in pthread_exit keeps it) */
 	return ret;
@@ -159,6 +194,7 @@ int stack_wrap(void *(**fn)(void *), void **arg, const pthread_attr_t *attr, con
 			return 1;
 		}
 	}
+	stats_note(N_TRAMPOLINES);
 	return 0; /* all trampolines in flight: this thread goes without */
 }
 
@@ -171,5 +207,5 @@ void stack_main(void)
 {
 	int rule = stack_rule(default_stack(), NULL);
 	if (rule >= 0)
-		prefault_self(rule);
+		prefault_self(rule, 1);
 }

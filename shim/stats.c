@@ -1,11 +1,12 @@
 /* stats.c: see stats.h. */
-#include "glue.h"
 #include "stats.h"
+#include "fork.h"
 #include "lock.h"
 #include <pthread.h>
 #include <string.h>
 
 struct stats g_stats;
+uint64_t stats_malloc_from = UINT64_MAX;
 
 struct tstats {
 	uint64_t calls[E_COUNT];
@@ -19,6 +20,8 @@ static struct tstats *tlist;
 static spin_t tlock;
 static pthread_key_t tkey;
 static int tkey_ok;
+
+void stats_setup(uint64_t malloc_from) { stats_malloc_from = malloc_from; }
 
 static inline void bump(uint64_t *c, uint64_t v)
 {
@@ -141,25 +144,22 @@ void stats_snapshot(struct stats *out)
 	spin_unlock(&tlock);
 }
 
-void stats_lock(void) { spin_lock(&tlock); }
-void stats_unlock(void) { spin_unlock(&tlock); }
-
-const char *const entry_names[E_COUNT] = {
-	"mmap", "mmap64", "munmap", "mremap", "mprotect", "madvise",
-	"malloc", "calloc", "realloc", "free", "posix_memalign",
-	"aligned_alloc", "memalign", "valloc", "pvalloc", "pthread_create",
-};
-
 const char *const skip_names[SK_COUNT] = { "budget", "failed", "table_full", "queue_full" };
 
 const char *const note_texts[N_COUNT] = {
 	"kernel lacks MADV_POPULATE_READ/WRITE (Linux < 5.14): populated by touching pages instead",
 	"mlock or mlockall was refused (raise RLIMIT_MEMLOCK, ulimit -l)",
-	"region table full: some requests were not prefaulted",
+	"no memory to track a region: some requests were not prefaulted",
 	"budget spent: some requests were not prefaulted (raise budget in [global])",
 	"transparent huge pages are unavailable (THP set to never, or disabled for this process): hugepage fell back to small pages",
 	"the kernel gave small pages where huge pages were asked for (memory fragmented, or THP defrag off): fell back to small pages",
 	"background queue full: some requests were not queued",
+	"mlockall future was not applied: RLIMIT_MEMLOCK is limited, and locking every future mapping would make the program's large mappings fail (ulimit -l unlimited, or CAP_IPC_LOCK, to have it)",
+	"the shim gave back memory it had locked, so that the program's own mlock (or its madvise of a locked range) works as without it",
+	"recycle is off: RLIMIT_AS or RLIMIT_DATA is set, and kept regions would count against it",
+	"a stack rule stopped at memory it could not populate (a guard the program placed): the rest of that stack was left alone",
+	"too many threads starting at once: some went without their stack rule",
+	"more than 1024 calling objects (libraries loaded and unloaded): later ones match no caller rule",
 };
 
 void stats_count_request(struct rule_stats *rs, uint64_t len)
@@ -171,16 +171,41 @@ void stats_count_request(struct rule_stats *rs, uint64_t len)
 	st_add(&rs->sizes.bytes[k], len);
 }
 
+void stats_prefault_faults(struct rule_stats *rs, uint64_t minor, uint64_t major)
+{
+	st_add(&rs->faults, minor + major);
+	st_add(&g_stats.pf_minor, minor);
+	st_add(&g_stats.pf_major, major);
+}
+
+void stats_count_huge(struct rule_stats *rs, uint64_t bytes, uint64_t faults)
+{
+	/* h huge and s small pages populated: faults = h + s and
+	 * pages = h * (HPAGE / page) + s, so h = (pages - faults) / (HPAGE / page - 1). */
+	uint64_t pages = bytes / page_size, per = HPAGE_SIZE / page_size;
+	if (per > 1 && pages > faults)
+		st_add(&rs->huge_bytes, (pages - faults) / (per - 1) * HPAGE_SIZE);
+}
+
 int stats_note(enum note n)
 {
 	uint64_t bit = 1ull << n;
 	return !(__atomic_fetch_or(&g_stats.notes, bit, __ATOMIC_RELAXED) & bit);
 }
 
-void stats_reset(void)
+void stats_atfork(int who)
 {
-	/* In a fork child: only this thread exists, with a fresh start. */
-	int state = tl.state;
+	int state;
+	if (who == FORK_PREPARE) {
+		spin_lock(&tlock);
+		return;
+	}
+	if (who == FORK_PARENT) {
+		spin_unlock(&tlock);
+		return;
+	}
+	/* The child: only this thread exists, and it counts from zero. */
+	state = tl.state;
 	memset(&g_stats, 0, sizeof g_stats);
 	memset(&tl, 0, sizeof tl);
 	spin_init(&tlock);

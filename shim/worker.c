@@ -1,42 +1,59 @@
 /* worker.c: background prefaulting.
  *
  * A `background` rule's range is queued and the program's call returns at
- * once.  Worker threads take the oldest job and populate it in chunks, front
- * to back, because programs fill buffers from the start.  A worker never
- * stores into program memory: MADV_POPULATE_* maps pages without writing
- * them, so it cannot race the program's own stores, and it fails harmlessly
- * if the range was unmapped or remapped meanwhile.  munmap, mremap, mprotect,
- * MAP_FIXED and free cut the affected part out of a queued job.
+ * once.  Worker threads take chunks of the oldest job and populate them with
+ * MADV_POPULATE_*, which maps pages without writing them: a worker never
+ * stores into program memory, so it cannot race the program's own stores,
+ * and it fails harmlessly if the range was unmapped or remapped meanwhile.
+ * munmap, mremap, mprotect, MAP_FIXED and free cut the affected part out of
+ * a queued job.
  *
- * Workers start on first need (never at exit; exit never waits for them),
- * block every signal, and sleep on a futex when the queue is empty.  A fork
- * child starts with an empty queue and no workers.
+ * The worker never competes for the pages the program is faulting.  Two
+ * threads faulting the same page both take the fault, and a worker that
+ * trails the program through a buffer doubles its faults instead of saving
+ * them.  So, before each chunk, mincore: a resident page in it means the
+ * program is there (or past it).  Then the chunk is left to the program,
+ * and the job *leaps*: from then on chunks are taken from the far end,
+ * backwards, so that worker and program (which, like most, fills its buffer
+ * from the start) meet once, in the middle of what was left, instead of
+ * walking side by side.  A backward chunk found resident means they have
+ * met: the job is done.  Several workers share one job chunk by chunk (one
+ * cursor at each end, moved under the job lock), so there is no gap and no
+ * overlap, and two cores fill a buffer about twice as fast.  bench/ has the
+ * measurements behind this choice (BENCHMARKS.md, "Background").
+ *
+ * The report's honest figure for faults taken twice: for each chunk, the
+ * worker's own faults (RUSAGE_THREAD) and the faults every other thread took
+ * meanwhile (RUSAGE_SELF less the worker's): the smaller of the two bounds
+ * how many of the worker's faults the program can have taken too.  It is an
+ * upper bound, not a count.
+ *
+ * Workers start on first need, block every signal, sleep on a futex while
+ * the queue is empty, and leave after IDLE_NS with nothing to do (and at
+ * once when glue_quiesce asks), so that an idle process is single-threaded
+ * again.  Exit never waits for them.  A fork child starts with an empty
+ * queue and no workers.
  */
-#include "glue.h"
 #include "worker.h"
+#include "fork.h"
+#include "glue.h"
 #include "lock.h"
 #include "os.h"
-#include "prefault.h"
-#include "shim.h"
 #include "stats.h"
-#include <errno.h>
-#include <linux/futex.h>
-#include <pthread.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #define JOBS 256
+#define IDLE_NS (200ull * 1000 * 1000)
+#define STACK (128u << 10)
 
 struct job {
-	uintptr_t cur, end;  /* what is left: [cur, end) */
+	uintptr_t lo, hi;    /* what is left: [lo, hi) */
 	uint64_t seq;        /* queue order; a split keeps its parent's */
 	size_t chunk;
-	int rule;
-	int advice;
+	int rule, advice;
 	int active;
+	int backward;        /* the program overtook: take chunks from hi down */
 };
 
 static struct job jobs[JOBS];
@@ -44,16 +61,12 @@ static spin_t jlock;
 static int nactive;           /* jobs with work left; read without the lock */
 static uint64_t next_seq;
 static uint32_t wake;         /* futex word: bumped when work arrives */
-static int nworkers, want_workers = 1, starting;
+static int nworkers, want_workers = 1, strategy;
 
-static void futex_wake(uint32_t *w)
+void worker_setup(unsigned workers, int strat)
 {
-	syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 64, NULL, NULL, 0);
-}
-
-static void futex_wait(uint32_t *w, uint32_t seen)
-{
-	syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+	want_workers = workers ? (int)workers : 1;
+	strategy = strat;
 }
 
 /* The oldest job with work left, or NULL.  Called with jlock held. */
@@ -62,7 +75,7 @@ static struct job *oldest(void)
 	struct job *best = NULL;
 	int i;
 	for (i = 0; i < JOBS; i++)
-		if (jobs[i].active && jobs[i].cur < jobs[i].end && (!best || jobs[i].seq < best->seq))
+		if (jobs[i].active && jobs[i].lo < jobs[i].hi && (!best || jobs[i].seq < best->seq))
 			best = &jobs[i];
 	return best;
 }
@@ -73,100 +86,127 @@ static void retire(struct job *j)
 	__atomic_store_n(&nactive, nactive - 1, __ATOMIC_RELAXED);
 }
 
+/* A chunk of work, claimed under the lock. */
+struct claim {
+	uintptr_t s, e;
+	int rule, advice, backward;
+	uint64_t seq;
+};
+
+static int claim(struct claim *c)
+{
+	struct job *j;
+	spin_lock(&jlock);
+	j = oldest();
+	if (!j) {
+		spin_unlock(&jlock);
+		return 0;
+	}
+	if (j->backward) {
+		c->e = j->hi;
+		c->s = j->hi - j->lo > j->chunk ? j->hi - j->chunk : j->lo;
+		j->hi = c->s;
+	} else {
+		c->s = j->lo;
+		c->e = j->hi - j->lo > j->chunk ? j->lo + j->chunk : j->hi;
+		j->lo = c->e;
+	}
+	c->rule = j->rule;
+	c->advice = j->advice;
+	c->backward = j->backward;
+	c->seq = j->seq;
+	if (j->lo >= j->hi)
+		retire(j);
+	spin_unlock(&jlock);
+	return 1;
+}
+
+/* The program is ahead of a forward claim: turn its job around (the chunk
+ * itself is left to the program); or, behind a backward one, they have met:
+ * end the job. */
+static void overtaken(const struct claim *c, struct rule_stats *rs)
+{
+	int i;
+	spin_lock(&jlock);
+	for (i = 0; i < JOBS; i++) {
+		struct job *j = &jobs[i];
+		if (!j->active || j->seq != c->seq || j->rule != c->rule)
+			continue;
+		if (c->backward) {
+			if (j->hi == c->s) { /* what is left below: the program's */
+				st_add(&rs->program_first_bytes, j->hi - j->lo);
+				j->lo = j->hi;
+				retire(j);
+			}
+		} else if (!j->backward && j->lo == c->e) {
+			j->backward = 1;
+			st_add(&rs->leaps, 1);
+		}
+	}
+	spin_unlock(&jlock);
+}
+
+static void do_chunk(const struct claim *c)
+{
+	struct rule_stats *rs = &g_stats.rules[c->rule];
+	size_t len = c->e - c->s, resident;
+	struct faults self0, self1, mine;
+	struct meter m;
+	uint64_t others;
+	int r;
+	if (strategy != BG_TRAIL) {
+		resident = os_resident_pages(c->s, c->e, page_size);
+		if (resident) { /* the program is here: leave the chunk to it */
+			st_add(&rs->program_first_bytes, len);
+			overtaken(c, rs);
+			return;
+		}
+	} else {
+		resident = os_resident_pages(c->s, c->e, page_size);
+		st_add(&rs->program_first_bytes, resident * page_size);
+	}
+	os_faults_self(&self0);
+	meter_start(&m);
+	r = sys_madvise((void *)c->s, len, c->advice);
+	meter_read(&m, &mine, NULL);
+	os_faults_self(&self1);
+	stats_prefault_faults(rs, mine.minor, mine.major);
+	others = (self1.minor + self1.major) - (self0.minor + self0.major) - (mine.minor + mine.major);
+	st_add(&rs->twice_max, others < mine.minor + mine.major ? others : mine.minor + mine.major);
+	if (r == 0) {
+		st_add(&rs->background_bytes, len);
+		st_add(&rs->prefaulted_bytes, len - resident * page_size);
+		stats_count_huge(rs, len - resident * page_size, mine.minor);
+	} else {
+		st_add(&rs->cancelled_bytes, len);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	(void)arg;
-	shim_guard = 1; /* everything this thread calls passes straight through */
 	for (;;) {
 		uint32_t seen = __atomic_load_n(&wake, __ATOMIC_ACQUIRE);
-		struct job *j;
-		uintptr_t s, e;
-		int rule, advice, r;
-		size_t before;
-		struct faults f0, f1;
-		struct rule_stats *rs;
-		spin_lock(&jlock);
-		j = oldest();
-		if (!j) {
-			spin_unlock(&jlock);
-			futex_wait(&wake, seen);
+		struct claim c;
+		if (glue_leaving())
+			break;
+		if (claim(&c)) {
+			do_chunk(&c);
 			continue;
 		}
-		s = j->cur;
-		e = s + j->chunk < j->end ? s + j->chunk : j->end;
-		j->cur = e;
-		rule = j->rule;
-		advice = j->advice;
-		if (j->cur >= j->end)
-			retire(j);
-		spin_unlock(&jlock);
-
-		rs = &g_stats.rules[rule];
-		before = os_resident_pages(s, e, pf_page);
-		os_faults_thread(&f0);
-		r = sys_madvise((void *)s, e - s, advice);
-		os_faults_thread(&f1);
-		st_add(&g_stats.pf_minor, f1.minor - f0.minor);
-		st_add(&g_stats.pf_major, f1.major - f0.major);
-		st_add(&rs->faults, f1.minor - f0.minor + f1.major - f0.major);
-		st_add(&rs->program_first_bytes, before * pf_page);
-		if (r == 0) {
-			st_add(&rs->background_bytes, e - s);
-			st_add(&rs->prefaulted_bytes, e - s - before * pf_page);
-			pf_count_huge(rs, e - s - before * pf_page, f1.minor - f0.minor);
-		} else {
-			st_add(&rs->cancelled_bytes, e - s);
-		}
+		if (glue_wait(&wake, seen, IDLE_NS) < 0 && !__atomic_load_n(&nactive, __ATOMIC_ACQUIRE))
+			break; /* idle: leave, and come back on the next need */
 	}
+	__atomic_sub_fetch(&nworkers, 1, __ATOMIC_ACQ_REL);
 	return NULL;
-}
-
-void shim_spawn(void *(*fn)(void *), size_t stack, int *count, int want)
-{
-	pthread_attr_t attr;
-	sigset_t all, old;
-	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-		(int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))real_fn(R_PTHREAD_CREATE);
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-	/* A sanitizer must see our threads start (through its interceptor,
-	 * which then reaches our wrapper with the guard up, and glibc). */
-	create = pthread_create;
-#endif
-	if (!create || pthread_attr_init(&attr) != 0)
-		return;
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, stack);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	while (__atomic_load_n(count, __ATOMIC_RELAXED) < want) {
-		pthread_t t;
-		if (create(&t, &attr, fn, NULL) != 0)
-			break;
-		__atomic_fetch_add(count, 1, __ATOMIC_RELEASE);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-}
-
-static void start_workers(void)
-{
-	if (__atomic_exchange_n(&starting, 1, __ATOMIC_ACQUIRE))
-		return; /* another thread is starting them */
-	shim_spawn(worker_main, 256 << 10, &nworkers, want_workers);
-	__atomic_store_n(&starting, 0, __ATOMIC_RELEASE);
-}
-
-void worker_setup(unsigned workers)
-{
-	want_workers = workers ? (int)workers : 1;
 }
 
 int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advice)
 {
 	int i;
-	if (chunk < pf_page)
+	if (chunk < page_size)
 		chunk = 2 << 20;
-	chunk &= ~(pf_page - 1);
+	chunk &= ~(page_size - 1);
 	spin_lock(&jlock);
 	for (i = 0; i < JOBS && jobs[i].active; i++)
 		;
@@ -174,20 +214,20 @@ int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advi
 		spin_unlock(&jlock);
 		return -1;
 	}
-	jobs[i].cur = start;
-	jobs[i].end = start + len;
+	jobs[i].lo = start;
+	jobs[i].hi = start + len;
 	jobs[i].seq = next_seq++;
 	jobs[i].chunk = chunk;
 	jobs[i].rule = rule;
 	jobs[i].advice = advice;
+	jobs[i].backward = 0;
 	jobs[i].active = 1;
 	__atomic_store_n(&nactive, nactive + 1, __ATOMIC_RELAXED);
 	spin_unlock(&jlock);
 	st_add(&g_stats.rules[rule].queued_bytes, len);
 	__atomic_fetch_add(&wake, 1, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&nworkers, __ATOMIC_ACQUIRE) < want_workers)
-		start_workers();
-	futex_wake(&wake);
+	glue_spawn_upto(&nworkers, want_workers, worker_main, NULL, STACK, &wake);
+	glue_wake(&wake);
 	return 0;
 }
 
@@ -200,32 +240,32 @@ void worker_cancel(uintptr_t a, size_t len)
 	spin_lock(&jlock);
 	for (i = 0; i < JOBS; i++) {
 		struct job *j = &jobs[i];
-		uintptr_t old_end;
-		if (!j->active || b <= j->cur || a >= j->end)
+		uintptr_t old_hi;
+		if (!j->active || b <= j->lo || a >= j->hi)
 			continue;
-		old_end = j->end;
-		if (a <= j->cur) { /* the front goes */
-			uintptr_t cut = b < old_end ? b : old_end;
-			st_add(&g_stats.rules[j->rule].cancelled_bytes, cut - j->cur);
-			j->cur = cut;
+		old_hi = j->hi;
+		if (a <= j->lo) { /* the front goes */
+			uintptr_t cut = b < old_hi ? b : old_hi;
+			st_add(&g_stats.rules[j->rule].cancelled_bytes, cut - j->lo);
+			j->lo = cut;
 		} else { /* the tail from a goes; what lies past b stays queued */
-			j->end = a;
-			st_add(&g_stats.rules[j->rule].cancelled_bytes, (b < old_end ? b : old_end) - a);
-			if (b < old_end) {
+			j->hi = a;
+			st_add(&g_stats.rules[j->rule].cancelled_bytes, (b < old_hi ? b : old_hi) - a);
+			if (b < old_hi) {
 				int k;
 				for (k = 0; k < JOBS && jobs[k].active; k++)
 					;
 				if (k < JOBS) {
 					jobs[k] = *j;
-					jobs[k].cur = b;
-					jobs[k].end = old_end;
+					jobs[k].lo = b;
+					jobs[k].hi = old_hi;
 					__atomic_store_n(&nactive, nactive + 1, __ATOMIC_RELAXED);
 				} else {
-					st_add(&g_stats.rules[j->rule].cancelled_bytes, old_end - b);
+					st_add(&g_stats.rules[j->rule].cancelled_bytes, old_hi - b);
 				}
 			}
 		}
-		if (j->cur >= j->end)
+		if (j->lo >= j->hi)
 			retire(j);
 	}
 	spin_unlock(&jlock);
@@ -238,20 +278,22 @@ uint64_t worker_left_bytes(int rule)
 	spin_lock(&jlock);
 	for (i = 0; i < JOBS; i++)
 		if (jobs[i].active && jobs[i].rule == rule)
-			n += jobs[i].end - jobs[i].cur;
+			n += jobs[i].hi - jobs[i].lo;
 	spin_unlock(&jlock);
 	return n;
 }
 
-void worker_lock(void) { spin_lock(&jlock); }
-void worker_unlock(void) { spin_unlock(&jlock); }
-
-void worker_fork_child(void)
+void worker_atfork(int who)
 {
-	/* The parent's workers do not exist here, and its queue is its own. */
-	memset(jobs, 0, sizeof jobs);
-	nactive = 0;
-	nworkers = 0;
-	starting = 0;
-	spin_init(&jlock);
+	if (who == FORK_PREPARE) {
+		spin_lock(&jlock);
+	} else if (who == FORK_PARENT) {
+		spin_unlock(&jlock);
+	} else {
+		/* The parent's workers do not exist here, and its queue is its own. */
+		memset(jobs, 0, sizeof jobs);
+		nactive = 0;
+		nworkers = 0;
+		spin_init(&jlock);
+	}
 }

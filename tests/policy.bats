@@ -169,5 +169,5 @@ bad_cases() {
 @test "a missing policy file under a bare LD_PRELOAD warns and runs the program" {
 	run --separate-stderr shimmed "$BATS_TEST_TMPDIR/nope.policy" sh -c 'exit 3'
 	[ "$status" -eq 3 ]
-	grep -q "nope.policy: cannot read the policy" <<<"$stderr"
+	grep -q "nope.policy: cannot use the policy: no such file or directory" <<<"$stderr"
 }

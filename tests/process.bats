@@ -88,11 +88,27 @@ reports() { ls "$R" | wc -l; }
 
 @test "threads that have exited still count in the report (their counts are folded in at thread exit)" {
 	needs_own_malloc
-	REPORT="$R/r.json" run --separate-stderr shimmed "" "$PROBE" threads 4 25 64K
+	# A malloc rule from 64 KiB whose caller never matches: blocks from
+	# 64 KiB are counted (as unmatched), smaller ones are not looked at.
+	pol=$(policy m <<<$'[rule m]\ncall = malloc\nsize = >=64K\ncaller = no-such-object.so\naction = populate')
+	REPORT="$R/r.json" run --separate-stderr shimmed "$pol" "$PROBE" threads 4 25 64K
 	[ "$status" -eq 0 ]
 	[ "$(jget "$R/r.json" "[s['maps'] for s in d['unmatched']['mmap']['sizes'] if s['size']==65536][0]")" -eq 50 ]
 	[ "$(jget "$R/r.json" "d['calls']['munmap']")" -ge 50 ]
 	[ "$(jget "$R/r.json" "[s['maps'] for s in d['unmatched']['malloc']['sizes'] if s['size']==65536][0]")" -ge 50 ]
+	[ "$(jget "$R/r.json" "d['malloc_counted_from']")" -eq 65536 ]
+}
+
+@test "observe mode does not count the malloc family, and says so instead of printing zeros" {
+	needs_own_malloc
+	REPORT="$R/r.json" run --separate-stderr shimmed "" "$PROBE" threads 2 10 64K
+	[ "$status" -eq 0 ]
+	[ "$(jget "$R/r.json" "d['malloc_counted_from']")" = None ]
+	[ "$(jget "$R/r.json" "d['calls']['malloc']")" = None ]
+	[ "$(jget "$R/r.json" "d['unmatched']['malloc']")" = None ]
+	[ "$(jget "$R/r.json" "d['calls']['mmap'] > 0")" = True ]
+	REPORT=stderr run --separate-stderr shimmed "" "$PROBE" threads 2 10 64K
+	grep -q 'malloc family not counted' <<<"$stderr"
 }
 
 @test "fork handlers of other libraries that allocate and map, registered before the shim's, do not deadlock" {

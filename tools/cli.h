@@ -3,9 +3,9 @@
 #define PREFAULT_CLI_H
 #include <stddef.h>
 #include <stdio.h>
+#include "defs.h"
 #include "policy.h"
 
-#define PF_VERSION "0.1.0"
 #define EXIT_USAGE 2
 
 /* paths.c: where the shim and the shipped policies are. */

@@ -6,12 +6,14 @@
  * So a build tree, an installed copy and a relocated DESTDIR all work.
  */
 #include "cli.h"
+#include "policy_file.h"
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef PREFAULT_LIBDIR
@@ -85,11 +87,20 @@ static int policy_dirs(const char *out[4], char bufs[2][PATH_MAX + 32])
 	return 3;
 }
 
+/* A bare name that is a regular file here: the user means that file. */
+static int regular_here(const char *arg)
+{
+	struct stat st;
+	return stat(arg, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 char *resolve_policy(const char *arg)
 {
 	char bufs[2][PATH_MAX + 32], path[2 * PATH_MAX + 512], suffix[300];
 	const char *dirs[4];
-	if (strchr(arg, '/') || access(arg, F_OK) == 0) {
+	/* A path, or a file of that name here; anything else (a directory named
+	 * like a shipped policy, say) does not shadow the shipped one. */
+	if (strchr(arg, '/') || regular_here(arg)) {
 		char *r = realpath(arg, NULL);
 		if (!r)
 			fprintf(stderr, "prefault: %s: %s\n", arg, strerror(errno));
@@ -135,21 +146,18 @@ void list_shipped(FILE *out)
 		fprintf(out, "none found");
 }
 
+/* The shim reads the file with the same function, into the same size, so
+ * `check` and the shim give the same answer for every file. */
 int load_policy_file(const char *path, const char *shown, struct policy *pol)
 {
-	FILE *f = fopen(path, "rb");
-	static char buf[64 * 1024 + 1];
+	static char buf[POL_FILE_MAX + 2];
 	size_t n;
 	struct pol_error err;
-	int line;
-	if (!f) {
-		fprintf(stderr, "%s: cannot read: %s\n", shown, strerror(errno));
-		return -1;
-	}
-	n = fread(buf, 1, sizeof buf, f);
-	fclose(f);
-	if (n == sizeof buf) {
-		fprintf(stderr, "%s: policy larger than 64 KiB\n", shown);
+	int line, r = policy_file_read(path, buf, sizeof buf, &n);
+	if (r != PFR_OK) {
+		const char *why = policy_file_error(r);
+		fprintf(stderr, "%s: cannot use the policy: %s\n", shown,
+		        r == PFR_ERRNO && !strcmp(why, "cannot read") ? strerror(errno) : why);
 		return -1;
 	}
 	line = policy_parse(buf, n, pol, &err);

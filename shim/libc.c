@@ -1,0 +1,344 @@
+/* libc.c: the floor (see glue.h).  Calls only libc and the kernel. */
+#include "glue.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PF_NAME(name) #name,
+const char *const entry_names[E_COUNT] = { PF_ENTRIES(PF_NAME) };
+#undef PF_NAME
+
+size_t page_size;
+TLS int shim_guard;
+
+void glue_init(void)
+{
+	long p = sysconf(_SC_PAGESIZE);
+	page_size = p > 0 ? (size_t)p : (size_t)getauxval(AT_PAGESZ);
+}
+
+/* ---- raw system calls ---- */
+
+void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+int sys_munmap(void *addr, size_t len) { return (int)syscall(SYS_munmap, addr, len); }
+void *sys_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr)
+{
+	return (void *)syscall(SYS_mremap, old, oldlen, newlen, flags, new_addr);
+}
+int sys_madvise(void *addr, size_t len, int advice) { return (int)syscall(SYS_madvise, addr, len, advice); }
+int sys_mprotect(void *addr, size_t len, int prot) { return (int)syscall(SYS_mprotect, addr, len, prot); }
+int sys_mlock(const void *addr, size_t len) { return (int)syscall(SYS_mlock, addr, len); }
+int sys_munlock(const void *addr, size_t len) { return (int)syscall(SYS_munlock, addr, len); }
+pid_t sys_getpid(void) { return (pid_t)syscall(SYS_getpid); }
+void sys_exit_group(int status)
+{
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+/* ---- bootstrap arena: bump allocation, never freed ---- */
+
+/* dlsym needs a few hundred bytes; 256 KiB leaves room for other
+ * libraries' early calls too. */
+char glue_boot_buf[BOOT_SIZE] __attribute__((aligned(64)));
+static size_t boot_used;
+
+void *boot_alloc(size_t size, size_t align)
+{
+	size_t old = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), start, end;
+	if (align < 16)
+		align = 16;
+	if (size > BOOT_SIZE || align > BOOT_SIZE / 2)
+		return NULL;
+	do {
+		start = (old + 16 + align - 1) & ~(align - 1); /* room for the size header */
+		end = start + size;
+		if (end > BOOT_SIZE)
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&boot_used, &old, end, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*(size_t *)(glue_boot_buf + start - sizeof(size_t)) = size;
+	return glue_boot_buf + start; /* zero: the arena is never reused */
+}
+
+size_t boot_size(const void *p) { return *(const size_t *)((const char *)p - sizeof(size_t)); }
+
+/* ---- next definitions ---- */
+
+/* The malloc family's first callers land here, resolve, and go on; while
+ * this thread is inside dlsym they are served from the bootstrap arena. */
+static void *boot_malloc(size_t n)
+{
+	void *(*f)(size_t) = glue_resolve(E_malloc);
+	return f ? f(n) : boot_alloc(n, 16);
+}
+static void *boot_calloc(size_t n, size_t size)
+{
+	void *(*f)(size_t, size_t) = glue_resolve(E_calloc);
+	size_t total;
+	if (f)
+		return f(n, size);
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return boot_alloc(total, 16); /* zero already */
+}
+static void *boot_realloc(void *old, size_t n)
+{
+	void *(*f)(void *, size_t) = glue_resolve(E_realloc);
+	return f ? f(old, n) : boot_alloc(n, 16); /* (old is NULL or a bootstrap block) */
+}
+static void boot_free(void *p)
+{
+	void (*f)(void *) = glue_resolve(E_free);
+	if (f)
+		f(p); /* else freed while dlsym runs: leak it, the arena is tiny */
+}
+
+void *glue_next[E_COUNT] = {
+	[E_malloc] = (void *)boot_malloc,
+	[E_calloc] = (void *)boot_calloc,
+	[E_realloc] = (void *)boot_realloc,
+	[E_free] = (void *)boot_free,
+};
+static void *const boot_stub[E_COUNT] = {
+	[E_malloc] = (void *)boot_malloc,
+	[E_calloc] = (void *)boot_calloc,
+	[E_realloc] = (void *)boot_realloc,
+	[E_free] = (void *)boot_free,
+};
+
+static int resolve_state; /* 0 unresolved, 1 resolving, 2 resolved */
+static TLS int in_dlsym;
+
+/* Resolve every entry once.  A second thread arriving mid-resolution looks
+ * up just the symbol it needs instead of waiting: waiting could deadlock
+ * against the loader lock. */
+void *glue_resolve(enum entry e)
+{
+	int expect = 0;
+	void *p;
+	if (__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) == 2) {
+		p = __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED);
+		return p == boot_stub[e] ? NULL : p;
+	}
+	if (in_dlsym)
+		return NULL;
+	in_dlsym = 1;
+	if (__atomic_compare_exchange_n(&resolve_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		int i;
+		for (i = 0; i < E_COUNT; i++) {
+			void *f = dlsym(RTLD_NEXT, entry_names[i]);
+			/* A missing definition leaves a malloc-family stub in place
+			 * (it then answers from the arena); others read NULL. */
+			if (f || !boot_stub[i])
+				__atomic_store_n(&glue_next[i], f, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
+		p = __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED);
+		if (p == boot_stub[e])
+			p = NULL;
+	} else {
+		p = dlsym(RTLD_NEXT, entry_names[e]);
+	}
+	in_dlsym = 0;
+	return p;
+}
+
+/* ---- futexes ---- */
+
+int glue_wait(uint32_t *w, uint32_t seen, uint64_t timeout_ns)
+{
+	struct timespec ts, *tp = NULL;
+	if (timeout_ns) {
+		ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
+		ts.tv_nsec = (long)(timeout_ns % 1000000000u);
+		tp = &ts;
+	}
+	if (syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, seen, tp, NULL, 0) != 0 && errno == ETIMEDOUT)
+		return -1;
+	return 0;
+}
+
+void glue_wake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0); }
+
+/* ---- helper threads ---- */
+
+#define WORDS 8
+static uint32_t *words[WORDS]; /* the futex words helpers sleep on */
+static int nwords;
+static int helpers;            /* started, not yet returned */
+static uint32_t leaving;       /* nonzero while glue_quiesce runs */
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+#define STARTS 16
+static struct start starts[STARTS];
+static int start_used[STARTS];
+
+static void *helper_main(void *p)
+{
+	struct start *s = p;
+	void *(*fn)(void *) = s->fn;
+	void *arg = s->arg;
+	__atomic_store_n(&start_used[s - starts], 0, __ATOMIC_RELEASE);
+	shim_guard = 1; /* everything this thread calls passes straight through */
+	fn(arg);
+	if (__atomic_sub_fetch(&helpers, 1, __ATOMIC_ACQ_REL) == 0)
+		glue_wake((uint32_t *)&helpers);
+	return NULL;
+}
+
+static void remember_word(uint32_t *w)
+{
+	int i, n = __atomic_load_n(&nwords, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n; i++)
+		if (words[i] == w)
+			return;
+	if (n < WORDS) {
+		words[n] = w;
+		__atomic_store_n(&nwords, n + 1, __ATOMIC_RELEASE);
+	}
+}
+
+int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int i, rc = -1;
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) = REAL(pthread_create);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+	/* A sanitizer must see our threads start (through its interceptor,
+	 * which then reaches our wrapper with the guard up, and glibc). */
+	create = pthread_create;
+#endif
+	if (!create || __atomic_load_n(&leaving, __ATOMIC_ACQUIRE))
+		return -1;
+	if (word)
+		remember_word(word);
+	for (i = 0; i < STARTS; i++) {
+		int expect = 0;
+		if (__atomic_compare_exchange_n(&start_used[i], &expect, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+	}
+	if (i == STARTS || pthread_attr_init(&attr) != 0) {
+		if (i < STARTS)
+			__atomic_store_n(&start_used[i], 0, __ATOMIC_RELEASE);
+		return -1;
+	}
+	starts[i].fn = fn;
+	starts[i].arg = arg;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, stack);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	__atomic_add_fetch(&helpers, 1, __ATOMIC_ACQ_REL);
+	if (create(&t, &attr, helper_main, &starts[i]) == 0) {
+		rc = 0;
+	} else {
+		__atomic_sub_fetch(&helpers, 1, __ATOMIC_ACQ_REL);
+		__atomic_store_n(&start_used[i], 0, __ATOMIC_RELEASE);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return rc;
+}
+
+void glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
+{
+	for (;;) {
+		int n = __atomic_load_n(count, __ATOMIC_ACQUIRE);
+		if (n >= want)
+			return;
+		if (!__atomic_compare_exchange_n(count, &n, n + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		if (glue_spawn(fn, arg, stack, word) != 0) {
+			__atomic_sub_fetch(count, 1, __ATOMIC_ACQ_REL);
+			return;
+		}
+	}
+}
+
+int glue_leaving(void) { return __atomic_load_n(&leaving, __ATOMIC_ACQUIRE) != 0; }
+int glue_helpers(void) { return __atomic_load_n(&helpers, __ATOMIC_ACQUIRE); }
+
+/* Threads in this process, from /proc/self/stat (field 20), or -1. */
+static long threads_now(void)
+{
+	char buf[512];
+	long n = -1;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len > 0) {
+		char *p = memrchr(buf, ')', (size_t)len); /* the name may hold spaces */
+		int field = 2;
+		buf[len] = '\0';
+		for (; p && *p && field < 20; p++)
+			if (*p == ' ')
+				field++;
+		if (p && field == 20)
+			n = strtol(p, NULL, 10);
+	}
+	return n;
+}
+
+int glue_quiesce(void)
+{
+	int had = glue_helpers(), i, tries;
+	long before;
+	if (!had)
+		return 0;
+	before = threads_now();
+	__atomic_add_fetch(&leaving, 1, __ATOMIC_ACQ_REL);
+	for (i = 0; i < __atomic_load_n(&nwords, __ATOMIC_ACQUIRE); i++) {
+		__atomic_add_fetch(words[i], 1, __ATOMIC_RELEASE);
+		glue_wake(words[i]);
+	}
+	/* Each returns from its function within one chunk of work. */
+	for (tries = 0; tries < 2000; tries++) {
+		int h = glue_helpers();
+		if (!h)
+			break;
+		glue_wait((uint32_t *)&helpers, (uint32_t)h, 1000000);
+	}
+	/* A thread that has returned is gone from the process a moment later
+	 * (the kernel reaps it after clearing its tid): wait for that too. */
+	for (tries = 0; before > 0 && tries < 1000; tries++) {
+		struct timespec ts = { 0, 100000 };
+		long now = threads_now();
+		if (now < 0 || now <= before - had)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	__atomic_sub_fetch(&leaving, 1, __ATOMIC_ACQ_REL);
+	return had;
+}
+
+void glue_atfork_child(void)
+{
+	int i;
+	helpers = 0;
+	leaving = 0;
+	for (i = 0; i < STARTS; i++)
+		start_used[i] = 0;
+}

@@ -1,0 +1,79 @@
+/* profile_int.h: what the profile's three files share (not for other
+ * modules: they use profile.h).
+ *
+ * Locks, in order: drain_lock (the reader holds it while it attributes
+ * samples) before live_lock (the live ranges) before site_lock (the site
+ * table).  The fork handler takes them in that order too.
+ * Memory for the tables comes from mmap at start (and the live ranges from
+ * a slab that grows), never from malloc.  A fixed table that fills counts
+ * what it dropped, and the profile says so.
+ */
+#ifndef PREFAULT_PROFILE_INT_H
+#define PREFAULT_PROFILE_INT_H
+#include "profile.h"
+#include "policy.h"
+#include "lock.h"
+#include "ranges.h"
+#include <stdint.h>
+
+#define SITES 4096
+#define GRAVE 4096
+#define EARLY_NS (5ull * 1000 * 1000) /* "soon after the map": 5 ms */
+
+struct site {
+	uintptr_t ret;
+	uint32_t call, klass;
+	uint32_t mk, pk; /* MK_* and PK_* seen, OR-ed */
+	uint64_t size_min, size_max, maps, unmaps, bytes, touched, faults;
+	/* timing: how soon after the map the program touches it */
+	uint64_t ranges_faulted; /* mapped ranges that took a sampled fault */
+	uint64_t ranges_early;   /* ... whose first one came within EARLY_NS */
+	uint64_t faults_early;   /* sampled faults within EARLY_NS of their range's map */
+	uint64_t delay_us;       /* sum over ranges of map-to-first-fault time */
+};
+
+/* A live mapping or block, or one recently gone (late samples still land). */
+struct live {
+	struct rnode node; /* first */
+	uint32_t site;
+	uint32_t faulted;  /* a sample has landed in it */
+	uint64_t t_map;    /* os_now_ns() at the map */
+};
+
+extern struct site *sites;
+extern spin_t site_lock, live_lock, drain_lock;
+extern struct rtree live_maps, live_blocks;
+extern struct live grave[GRAVE];
+extern unsigned grave_next;
+extern uint64_t sites_merged, live_dropped;
+extern char path_tmpl[1024];
+extern uint64_t period;
+extern pid_t my_pid;
+
+/* profile_tables.c */
+void tables_init(void);
+void tables_fork_child(void);
+/* Charge a sampled fault at addr, taken at time t (CLOCK_MONOTONIC ns), to
+ * its site; -1 if no site's range holds it.  live_lock is taken inside. */
+int tables_fault(uintptr_t addr, uint64_t t);
+/* At exit: count what is still mapped as touched. */
+void tables_touched_at_exit(void);
+/* Resident bytes of [s, e), the partial pages at the ends counted only for
+ * the part inside. */
+size_t resident_bytes(uintptr_t s, uintptr_t e);
+
+/* profile_sample.c */
+void sample_init(void);
+void sample_fork_child(void);
+/* Drain every ring, with drain_lock held; then close every event (exit). */
+void sample_drain_locked(void);
+void sample_close_all(void);
+struct sbuf;
+void sample_write(struct sbuf *sb);      /* the perf, samples and code/stack/other lines */
+/* The file's fields: a tab and a number; a name with no tab or newline;
+ * object TAB symbol (or object+offset) for a code address (`caller`: a
+ * return address, which points after the call). */
+void profile_tab_u64(struct sbuf *sb, uint64_t v);
+void profile_tab_name(struct sbuf *sb, const char *s);
+void profile_symbol(struct sbuf *sb, uintptr_t ip, int caller, char sep);
+#endif

@@ -1,0 +1,231 @@
+/* profile_tables.c: mapping sites and the ranges they mapped.
+ *
+ * Each mmap (and each malloc block of PROFILE_MALLOC_MIN or more) is
+ * charged to its site: the return address of the call, with the call and
+ * the size class.  The site counts maps, unmaps and bytes, and at unmap
+ * (and at exit) how much of the range was resident (mincore): the bytes the
+ * program really touched.  A sampled fault is charged to the site whose
+ * range holds its address (recently unmapped ranges are remembered, since
+ * samples are read a little late), together with how long after the map it
+ * came: the timing that tells a buffer touched at once from one filled
+ * later.
+ */
+#include "profile_int.h"
+#include "glue.h"
+#include "match.h"
+#include "os.h"
+#include "stats.h"
+#include <string.h>
+#include <sys/mman.h>
+
+int profiling;
+struct site *sites;
+spin_t site_lock, live_lock, drain_lock;
+struct rtree live_maps, live_blocks;
+struct live grave[GRAVE];
+unsigned grave_next;
+uint64_t sites_merged, live_dropped;
+static unsigned nsites;
+static struct slab live_slab = { sizeof(struct live), NULL, NULL, NULL, 0 };
+
+void tables_init(void)
+{
+	void *p = sys_mmap(NULL, SITES * sizeof *sites, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	sites = p == MAP_FAILED ? NULL : p;
+}
+
+static uint32_t site_of(uintptr_t ret, unsigned call, uint64_t len, unsigned mk, unsigned pk)
+{
+	uint32_t k = (uint32_t)size_class(len), i;
+	uint64_t h = (ret * 0x9e3779b97f4a7c15ull) ^ (call * 31 + k);
+	spin_lock(&site_lock);
+	for (i = (uint32_t)(h % SITES);; i = (i + 1) % SITES) {
+		struct site *s = &sites[i];
+		if (s->maps == 0 && s->ret == 0) {
+			if (nsites >= SITES * 3 / 4) { /* full: the last slot collects the rest */
+				i = SITES - 1;
+				sites_merged++;
+				break;
+			}
+			s->ret = ret;
+			s->call = call;
+			s->klass = k;
+			s->size_min = len;
+			nsites++;
+			break;
+		}
+		if (s->ret == ret && s->call == call && s->klass == k)
+			break;
+	}
+	if (len < sites[i].size_min)
+		sites[i].size_min = len;
+	if (len > sites[i].size_max)
+		sites[i].size_max = len;
+	sites[i].maps++;
+	sites[i].bytes += len;
+	sites[i].mk |= mk;
+	sites[i].pk |= pk;
+	spin_unlock(&site_lock);
+	return i;
+}
+
+size_t resident_bytes(uintptr_t s, uintptr_t e)
+{
+	size_t n = os_resident_pages(s, e, page_size) * page_size;
+	return n < e - s ? n : e - s;
+}
+
+static void live_insert(struct rtree *t, uintptr_t s, uintptr_t e, uint32_t site)
+{
+	struct live *l = slab_get(&live_slab);
+	if (!l) {
+		live_dropped++;
+		return;
+	}
+	l->node.start = s;
+	l->node.end = e;
+	l->site = site;
+	l->faulted = 0;
+	l->t_map = os_now_ns();
+	rt_insert(t, &l->node);
+}
+
+/* Remove what overlaps [s, e) from t, counting touched bytes, remembering
+ * the ranges for late samples.  live_lock held. */
+static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, int count_unmap)
+{
+	struct rnode *n = rt_first(t, s);
+	while (n && n->start < e) {
+		struct live *l = (struct live *)n;
+		uintptr_t os = n->start > s ? n->start : s, oe = n->end < e ? n->end : e;
+		struct site *st = &sites[l->site];
+		struct rnode *next = rt_next(t, n);
+		__atomic_fetch_add(&st->touched, resident_bytes(os, oe), __ATOMIC_RELAXED);
+		if (count_unmap)
+			__atomic_fetch_add(&st->unmaps, 1, __ATOMIC_RELAXED);
+		grave[grave_next % GRAVE] = *l;
+		grave[grave_next % GRAVE].node.start = os;
+		grave[grave_next % GRAVE].node.end = oe;
+		grave_next++;
+		if (os == n->start && oe == n->end) {
+			rt_remove(t, n);
+			slab_put(&live_slab, l);
+		} else if (os == n->start) {
+			n->start = oe;
+		} else {
+			n->end = os; /* the tail, or a hole: keep the front, drop the back (rare) */
+		}
+		n = next;
+	}
+}
+
+void profile_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk)
+{
+	uint32_t s = site_of((uintptr_t)ret, call, len, mk, pk);
+	spin_lock(&live_lock);
+	live_remove(&live_maps, start, start + len, 0); /* MAP_FIXED over old ones */
+	live_insert(&live_maps, start, start + len, s);
+	spin_unlock(&live_lock);
+	profile_tick();
+}
+
+void profile_unmap(uintptr_t start, size_t len)
+{
+	spin_lock(&live_lock);
+	live_remove(&live_maps, start, start + len, 1);
+	spin_unlock(&live_lock);
+}
+
+void profile_block(const void *p, size_t len, const void *ret)
+{
+	uint32_t s;
+	if (len < PROFILE_MALLOC_MIN)
+		return;
+	s = site_of((uintptr_t)ret, CALL_MALLOC, len, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
+	spin_lock(&live_lock);
+	live_insert(&live_blocks, (uintptr_t)p, (uintptr_t)p + len, s);
+	spin_unlock(&live_lock);
+}
+
+void profile_free(const void *p)
+{
+	struct rnode *n;
+	if (!__atomic_load_n(&live_blocks.n, __ATOMIC_RELAXED))
+		return;
+	spin_lock(&live_lock);
+	n = rt_find(&live_blocks, (uintptr_t)p);
+	if (n)
+		live_remove(&live_blocks, n->start, n->end, 1);
+	spin_unlock(&live_lock);
+}
+
+/* The range holding addr: a live block, a live mapping, or one just gone. */
+static struct live *holder(uintptr_t addr)
+{
+	struct rnode *n = rt_first(&live_blocks, addr);
+	unsigned g;
+	if (n && n->start <= addr)
+		return (struct live *)n;
+	n = rt_first(&live_maps, addr);
+	if (n && n->start <= addr)
+		return (struct live *)n;
+	for (g = 0; g < GRAVE && g < grave_next; g++) { /* newest first */
+		struct live *l = &grave[(grave_next - 1 - g) % GRAVE];
+		if (addr >= l->node.start && addr < l->node.end)
+			return l;
+	}
+	return NULL;
+}
+
+int tables_fault(uintptr_t addr, uint64_t t)
+{
+	struct live *l;
+	int s = -1;
+	spin_lock(&live_lock);
+	l = holder(addr);
+	if (l) {
+		struct site *st = &sites[l->site];
+		uint64_t delay = t > l->t_map ? t - l->t_map : 0;
+		s = (int)l->site;
+		__atomic_fetch_add(&st->faults, period, __ATOMIC_RELAXED);
+		if (t && delay < EARLY_NS)
+			__atomic_fetch_add(&st->faults_early, period, __ATOMIC_RELAXED);
+		if (t && !l->faulted) {
+			l->faulted = 1;
+			__atomic_fetch_add(&st->ranges_faulted, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&st->delay_us, delay / 1000, __ATOMIC_RELAXED);
+			if (delay < EARLY_NS)
+				__atomic_fetch_add(&st->ranges_early, 1, __ATOMIC_RELAXED);
+		}
+	}
+	spin_unlock(&live_lock);
+	return s;
+}
+
+void tables_touched_at_exit(void)
+{
+	struct rnode *n;
+	spin_lock(&live_lock);
+	for (n = rt_first(&live_maps, 0); n; n = rt_next(&live_maps, n))
+		__atomic_fetch_add(&sites[((struct live *)n)->site].touched, resident_bytes(n->start, n->end),
+		                   __ATOMIC_RELAXED);
+	for (n = rt_first(&live_blocks, 0); n; n = rt_next(&live_blocks, n))
+		__atomic_fetch_add(&sites[((struct live *)n)->site].touched, resident_bytes(n->start, n->end),
+		                   __ATOMIC_RELAXED);
+	spin_unlock(&live_lock);
+}
+
+void tables_fork_child(void)
+{
+	int i;
+	/* Counts start afresh; the live ranges are the child's too. */
+	for (i = 0; i < SITES; i++) {
+		struct site *s = &sites[i];
+		s->maps = s->unmaps = s->bytes = s->touched = s->faults = 0;
+		s->ranges_faulted = s->ranges_early = s->faults_early = s->delay_us = 0;
+	}
+	sites_merged = live_dropped = 0;
+	spin_init(&site_lock);
+	spin_init(&live_lock);
+	spin_init(&drain_lock);
+}
