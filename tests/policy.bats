@@ -171,3 +171,154 @@ bad_cases() {
 	[ "$status" -eq 3 ]
 	grep -q "nope.policy: cannot use the policy: no such file or directory" <<<"$stderr"
 }
+
+# ---- issue 14: policy loading must never block, never read the program's
+# input, and the shim and check must give the same answer.
+
+# pad_policy SIZE FILE: a valid populate policy padded with comment lines
+# (each under the parser's line limit) to exactly SIZE bytes
+pad_policy() {
+	"$PY" -c '
+import sys
+size, path = int(sys.argv[1]), sys.argv[2]
+text = "[rule big]\nsize = >=1M\nmap = anon private\naction = populate\n"
+while size - len(text) >= 200:
+    text += "#" + "x" * 98 + "\n"
+text += "#" + "x" * (size - len(text) - 2) + "\n"
+open(path, "w").write(text)
+' "$1" "$2"
+	[ "$(stat -c %s "$2")" -eq "$1" ]
+}
+
+# Finding: a FIFO as PREFAULT_POLICY hung the program before main, and check hung on it too.
+@test "a FIFO as the policy: the shim refuses it at once and runs the program, check exits 2 (issue 14 #1)" {
+	fifo="$BATS_TEST_TMPDIR/fifo.policy"
+	mkfifo "$fifo"
+	run --separate-stderr timeout 10 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$fifo" PREFAULT_REPORT=none \
+		sh -c 'echo out; exit 4'
+	echo "shim: status $status, stderr: $stderr"
+	[ "$status" -eq 4 ]
+	[ "$output" = out ]
+	[ "$(grep -c '^prefault' <<<"$stderr")" -eq 1 ]
+	grep -q "^prefault: $fifo: .*not a regular file" <<<"$stderr"
+	run --separate-stderr timeout 10 "$PF" check "$fifo"
+	echo "check: status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	grep -q "$fifo: .*not a regular file" <<<"$stderr"
+}
+
+# Finding: check took a read error (a directory, /proc/self/mem) for EOF and passed the file as "no rules".
+@test "a directory or /proc/self/mem as the policy: check exits 2 naming it, the shim warns and runs the program (issue 14 #2)" {
+	dir="$BATS_TEST_TMPDIR/dir.policy"
+	mkdir "$dir"
+	for p in "$dir" /proc/self/mem; do
+		run --separate-stderr timeout 10 "$PF" check "$p"
+		echo "check $p: status $status, output: $output, stderr: $stderr"
+		[ "$status" -eq 2 ]
+		grep -qF "$p" <<<"$stderr"
+		[ -z "$output" ]
+		run --separate-stderr timeout 10 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$p" PREFAULT_REPORT=stderr \
+			sh -c 'echo out; exit 4'
+		echo "shim $p: status $status, stderr: $stderr"
+		[ "$status" -eq 4 ]
+		[ "$output" = out ]
+		[ "$(grep -c '^prefault' <<<"$stderr")" -eq 1 ]
+		grep -qF "prefault: $p: " <<<"$stderr"
+	done
+}
+
+# Finding: a directory named "streaming" in the current directory shadowed the shipped policy.
+@test "a directory named like a shipped policy does not shadow it: run -p streaming uses the shipped file (issue 14 #2)" {
+	cd "$BATS_TEST_TMPDIR"
+	mkdir streaming
+	run --separate-stderr timeout 30 "$PF" run -p streaming -o R.json -- true
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[ -s R.json ]
+	[[ "$(jget R.json "d['policy']")" == *policies/streaming.policy ]]
+}
+
+# Finding: policies of 65,535 and 65,536 bytes passed check but the shim refused them as "larger than 64 KiB".
+@test "policy size limit: the shim and check agree at 65535, 65536 (accepted) and 65537 bytes (refused) (issue 14 #3)" {
+	for size in 65535 65536; do
+		f="$BATS_TEST_TMPDIR/size$size.policy"
+		pad_policy "$size" "$f"
+		run --separate-stderr "$PF" check "$f"
+		echo "check $size: status $status, stderr: $stderr"
+		[ "$status" -eq 0 ]
+		run --separate-stderr shimmed "$f" "$PROBE" alloc mmap 4M
+		echo "shim $size: $output, stderr: $stderr"
+		[ "$status" -eq 0 ]
+		! grep -q '^prefault' <<<"$stderr" || false
+		[ "$(kv resident "$output")" -eq "$(kv pages "$output")" ] # the policy was applied
+	done
+	f="$BATS_TEST_TMPDIR/size65537.policy"
+	pad_policy 65537 "$f"
+	run --separate-stderr "$PF" check "$f"
+	echo "check 65537: status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	grep -qF "$f" <<<"$stderr"
+	run --separate-stderr shimmed "$f" "$PROBE" alloc mmap 4M
+	echo "shim 65537: $output, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^prefault' <<<"$stderr")" -eq 1 ]
+	grep -qF "prefault: $f" <<<"$stderr"
+	[ "$(kv resident "$output")" -eq 0 ]
+}
+
+# Finding: PREFAULT_POLICY=/dev/stdin made the shim read the program's standard input.
+@test "PREFAULT_POLICY=/dev/stdin on a pipe is refused, and the program still gets its input (issue 14 #4)" {
+	run --separate-stderr timeout 10 sh -c 'printf "hello\n" | LD_PRELOAD="$1" PREFAULT_POLICY=/dev/stdin PREFAULT_REPORT=none cat' \
+		sh "$SHIM_LD"
+	echo "status $status, output: $output, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[ "$output" = hello ]
+	[ "$(grep -c '^prefault' <<<"$stderr")" -eq 1 ]
+	grep -q '^prefault: /dev/stdin: ' <<<"$stderr"
+	# and check gives the same answer
+	run --separate-stderr timeout 10 sh -c 'printf "[rule r]\naction = none\n" | "$1" check /dev/stdin' sh "$PF"
+	[ "$status" -eq 2 ]
+	grep -q '/dev/stdin' <<<"$stderr"
+}
+
+# Finding: a symlink loop was reported as "is a symbolic link (refused)", although symlinked policies work.
+@test "a symlink loop as the policy is named as a loop; a policy behind a valid symlink works (issue 14 #5)" {
+	a="$BATS_TEST_TMPDIR/cycle-a.policy"
+	b="$BATS_TEST_TMPDIR/cycle-b.policy"
+	ln -s "$b" "$a"
+	ln -s "$a" "$b"
+	run --separate-stderr env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$a" PREFAULT_REPORT=none sh -c 'exit 3'
+	echo "shim: status $status, stderr: $stderr"
+	[ "$status" -eq 3 ]
+	[ "$(grep -c '^prefault' <<<"$stderr")" -eq 1 ]
+	grep -qF "prefault: $a: " <<<"$stderr"
+	! grep -q 'symbolic link (refused)' <<<"$stderr" || false
+	grep -Eqi 'levels of symbolic links|loop' <<<"$stderr"
+	run --separate-stderr "$PF" check "$a"
+	echo "check: status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	! grep -q 'symbolic link (refused)' <<<"$stderr" || false
+	grep -Eqi 'levels of symbolic links|loop' <<<"$stderr"
+	# a valid symlink to a good policy: check passes and the shim applies it
+	real=$(populate_all)
+	ln -s "$real" "$BATS_TEST_TMPDIR/link.policy"
+	run --separate-stderr "$PF" check "$BATS_TEST_TMPDIR/link.policy"
+	[ "$status" -eq 0 ]
+	run --separate-stderr shimmed "$BATS_TEST_TMPDIR/link.policy" "$PROBE" alloc mmap 4M
+	! grep -q '^prefault' <<<"$stderr" || false
+	[ "$(kv resident "$output")" -eq "$(kv pages "$output")" ]
+}
+
+# Finding: recycle_max = 0 was silently taken as the 64M default.
+@test "recycle_max = 0 is refused: check exits 2 naming FILE:LINE and recycle_max (issue 14 #6)" {
+	pol=$(policy rm0 <<<$'[rule arenas]\ncall = mmap\nsize = 1M\naction = recycle\nrecycle_max = 0')
+	run --separate-stderr "$PF" check "$pol"
+	echo "check: status $status, output: $output, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "$pol:5: "* ]]
+	[[ "$stderr" == *recycle_max* ]]
+	# the shim gives the same answer: one warning naming FILE:LINE, the program unchanged
+	run --separate-stderr shimmed "$pol" sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	[ "$(grep -c "^prefault: $pol:5: " <<<"$stderr")" -eq 1 ]
+}

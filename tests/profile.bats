@@ -128,3 +128,62 @@ perf_works() { [ "$(jget "$1" "d['perf']")" = ok ]; }
 	[ "$status" -eq 0 ]
 	[ "$output" = "forked=300 of 300" ]
 }
+
+# ---- issue 14: profiling must not cost the program fds, memory or data.
+IOPROBE="$B/probes/ioprobe"
+
+# needs_perf: skip unless the profiler really samples here (these findings are about its perf fds)
+needs_perf() {
+	"$PF" profile -o "$BATS_TEST_TMPDIR/perf-check.json" -- true >/dev/null 2>&1
+	[ "$(jget "$BATS_TEST_TMPDIR/perf-check.json" "d['perf']")" = ok ] ||
+		skip "perf_event_open refused here: the profiler opens no perf fds"
+}
+
+# Finding: after a fork, the child's handler closed perf fds whose numbers the program had reused, so the child's write to fd 3 failed.
+@test "profile: a forked child's fd 3, reused by the program after closing every fd, still works (issue 14 #29)" {
+	needs_no_tsan
+	needs_perf
+	f="$BATS_TEST_TMPDIR/data.txt"
+	run --separate-stderr timeout 120 "$PF" profile -o "$BATS_TEST_TMPDIR/p.json" -- "$IOPROBE" closefork "$f"
+	echo "status $status, output: $output; data file:"
+	cat "$f"
+	[ "$status" -eq 0 ]
+	[ "$(kv fd "$output")" -eq 3 ] # the scenario happened: the file got fd 3
+	[ "$(kv child_write "$output")" = ok ]
+	[ "$(kv child_exit "$output")" -eq 0 ]
+	[ "$(cat "$f")" = data-from-the-program ]
+}
+
+# Finding: perf fds and rings of exited threads were never freed: 2,000 short-lived threads left ~1,030 fds and 533 MiB of VmSize.
+@test "profile: 2000 short-lived threads leave no fds and little address space behind (issue 14 #29)" {
+	needs_no_tsan
+	needs_perf
+	run --separate-stderr "$IOPROBE" threads 2000
+	echo "without the shim: $output"
+	run --separate-stderr timeout 300 "$PF" profile -o "$BATS_TEST_TMPDIR/p.json" -- "$IOPROBE" threads 2000
+	echo "under profile: status $status, output: $output"
+	[ "$status" -eq 0 ]
+	[ "$(kv failed "$output")" -eq 0 ]
+	[ "$(kv fds "$output")" -lt 64 ]
+	[ "$(kv vm_growth_kb "$output")" -lt $((64 << 10)) ]
+}
+
+# Finding: under ulimit -n 256 the profiler's per-thread fds gave the program EMFILE, and the tool then blamed "a static binary, or a set-user-ID program?".
+@test "profile under ulimit -n 256: no EMFILE the program would not get alone, and no wrong blame (issue 14 #29)" {
+	needs_no_tsan
+	needs_perf
+	# 200 threads alive, then 60 more fds: about 65 fds of the program's own
+	run --separate-stderr bash -c 'ulimit -n 256 && exec "$@"' sh "$IOPROBE" hold 200 60
+	echo "without the shim: status $status, output: $output"
+	[ "$status" -eq 0 ]
+	[ "$(kv emfile "$output")" -eq 0 ]
+	run --separate-stderr timeout 120 bash -c 'ulimit -n 256 && exec "$@"' sh \
+		"$PF" profile -o "$BATS_TEST_TMPDIR/p.json" -- "$IOPROBE" hold 200 60
+	echo "under profile: status $status, output: $output"
+	echo "stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[ "$(kv emfile "$output")" -eq 0 ]
+	[ "$(kv threads "$output")" -eq 200 ]
+	[ "$(kv opened "$output")" -eq 60 ]
+	! grep -Eq 'static binary|set-user-ID' <<<"$stderr" || false
+}

@@ -144,3 +144,182 @@ load helpers
 	[ ! -e "$out/suid.json" ]
 	rm -rf "$d" "$out"
 }
+
+# ---- issue 14: the report never goes somewhere unsafe, never at the
+# program's expense.
+IOPROBE="$B/probes/ioprobe"
+
+# as_named NAME CMD...: exec CMD with argv[0] = NAME under the shim, no policy,
+# the report going to $REPORT (unset: the default)
+as_named() {
+	local name=$1
+	shift
+	bash -c 'n=$1; shift; export LD_PRELOAD="$1" PREFAULT_REPORT="$2"; shift 2; [ -n "$PREFAULT_REPORT" ] || unset PREFAULT_REPORT; exec -a "$n" "$@"' \
+		sh "$name" "$SHIM_LD" "${REPORT:-}" "$@"
+}
+
+# Finding: with the default stderr report, a program that closed fd 2 and opened a data file (fd 2) got the report appended to it.
+@test "the default stderr report never goes into a data file that took fd 2 after the program closed stderr (issue 14 #7)" {
+	f="$BATS_TEST_TMPDIR/data.txt"
+	run --separate-stderr env -u PREFAULT_REPORT -u PREFAULT_POLICY LD_PRELOAD="$SHIM_LD" "$IOPROBE" fd2file "$f"
+	echo "status $status, output: $output; data file:"
+	cat "$f"
+	[ "$status" -eq 0 ]
+	[ "$(kv fd "$output")" -eq 2 ] # the scenario happened: the data file was fd 2
+	[ "$(cat "$f")" = data-from-the-program ]
+	# the same with python3 started with fd 2 closed
+	g="$BATS_TEST_TMPDIR/py.txt"
+	run bash -c 'exec 2>&- env -u PREFAULT_REPORT -u PREFAULT_POLICY LD_PRELOAD="$1" "$2" -c "$3" "$4"' sh "$SHIM_LD" "$PY" \
+		'import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644); os.write(fd, b"py-data\n"); print(fd)' "$g"
+	echo "python: status $status, output: $output; data file:"
+	cat "$g"
+	[ "$status" -eq 0 ]
+	[ "$output" = 2 ]
+	[ "$(cat "$g")" = py-data ]
+}
+
+# Finding: a stderr pipe whose reader had gone made the report's write raise SIGPIPE: exit status 141 instead of 5.
+@test "a stderr pipe with no reader: the report costs the program nothing, its exit status stays 5 (issue 14 #8)" {
+	run "$IOPROBE" epipe 5
+	[ "$status" -eq 5 ] # without the shim
+	run env -u PREFAULT_REPORT -u PREFAULT_POLICY LD_PRELOAD="$SHIM_LD" "$IOPROBE" epipe 5
+	echo "bare LD_PRELOAD: status $status"
+	[ "$status" -eq 5 ]
+	run env -u PREFAULT_REPORT "$PF" run -p observe -- "$IOPROBE" epipe 5
+	echo "prefault run -p observe: status $status"
+	[ "$status" -eq 5 ]
+}
+
+# Finding: a report path longer than 1,023 bytes was cut silently: asking for .../report.json overwrote .../report.
+@test "a report path over 1023 bytes is never cut: an existing file at the cut is untouched (issue 14 #9)" {
+	d="$BATS_TEST_TMPDIR"
+	while [ $((${#d} + 200 + 8)) -lt 1023 ]; do
+		d="$d/$(printf '%0199d' 0)"
+	done
+	d="$d/$(printf '%0*d' $((1023 - ${#d} - 8)) 0)"
+	mkdir -p "$d"
+	[ $((${#d} + 7)) -eq 1023 ] # "$d/report" is the first 1023 bytes of "$d/report.json"
+	echo precious >"$d/report"
+	REPORT="$d/report.json" run --separate-stderr shimmed "" "$PROBE" keep 1 1M
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$d/report")" = precious ]
+	# written at exactly the path asked for, or refused with a warning
+	if [ -e "$d/report.json" ]; then
+		[ "$(jget "$d/report.json" "d['program']")" = pfprobe ]
+	else
+		grep -q '^prefault: ' <<<"$stderr"
+	fi
+}
+
+# Finding: /proc and sysfs files passed the report-file checks: a report to /proc/sys/kernel/hostname set the hostname.
+@test "a report to /proc/sys/kernel/hostname is refused: the hostname is unchanged, with a warning (issue 14 #10)" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root for a private UTS namespace"
+	command -v unshare >/dev/null || skip "needs unshare"
+	unshare -u true 2>/dev/null || skip "cannot make a UTS namespace here"
+	run --separate-stderr unshare -u sh -c '
+		echo pf-bats-host >/proc/sys/kernel/hostname || exit 99
+		LD_PRELOAD="$1" PREFAULT_REPORT=/proc/sys/kernel/hostname sh -c "exit 4"
+		echo "status=$?"
+		echo "host=$(cat /proc/sys/kernel/hostname)"' sh "$SHIM_LD"
+	echo "$output"
+	echo "stderr: $stderr"
+	[ "$(kv status "$output")" -eq 4 ]
+	[ "$(kv host "$output")" = pf-bats-host ]
+	grep -q '^prefault: .*/proc/sys/kernel/hostname' <<<"$stderr"
+}
+
+# many_rules: a policy whose JSON report is several KiB
+many_rules() {
+	local i
+	for i in 1 2 3 4 5 6 7 8; do
+		printf '[rule r%d]\nsize = %dM\naction = none\n' "$i" "$i"
+	done | policy many
+}
+
+# Finding: a report that could not be written (file size limit) was dropped silently, and SIGXFSZ killed the program.
+@test "a report cut by the file size limit: a warning, and the program's own exit status (issue 14 #11)" {
+	pol=$(many_rules)
+	# without a limit the report is larger than the 1 KiB allowed below
+	REPORT="$BATS_TEST_TMPDIR/free.json" run --separate-stderr shimmed "$pol" sh -c 'exit 5'
+	[ "$status" -eq 5 ]
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/free.json")" -gt 1024 ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	run --separate-stderr bash -c 'ulimit -f 1; exec env LD_PRELOAD="$1" PREFAULT_POLICY="$2" PREFAULT_REPORT="$3" sh -c "exit 5"' \
+		sh "$SHIM_LD" "$pol" "$f"
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 5 ]
+	grep -qi '^prefault: .*report' <<<"$stderr"
+}
+
+# Finding: on a full file system the report file was left empty, with no warning.
+@test "a report on a full file system: a warning, and the program's own exit status (issue 14 #11)" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to mount a small tmpfs"
+	command -v unshare >/dev/null || skip "needs unshare"
+	unshare -m true 2>/dev/null || skip "cannot make a mount namespace here"
+	pol=$(many_rules)
+	mnt="$BATS_TEST_TMPDIR/mnt"
+	mkdir "$mnt"
+	run --separate-stderr unshare -m --propagation private sh -c '
+		mount -t tmpfs -o size=4k tmpfs "$3" || exit 99
+		head -c 8192 /dev/zero >"$3/fill" 2>/dev/null
+		LD_PRELOAD="$1" PREFAULT_POLICY="$2" PREFAULT_REPORT="$3/r.json" sh -c "exit 5"
+		echo "status=$?"
+		echo "size=$(stat -c %s "$3/r.json" 2>/dev/null || echo none)"' sh "$SHIM_LD" "$pol" "$mnt"
+	echo "$output"
+	echo "stderr: $stderr"
+	[ "$status" -ne 99 ] || skip "cannot mount a tmpfs here"
+	[ "$(kv status "$output")" -eq 5 ]
+	grep -qi '^prefault: .*report' <<<"$stderr"
+}
+
+# Finding: a program name with bytes 0x80 and above was copied raw into the JSON report, which was then invalid.
+@test "JSON report: a program name is valid UTF-8 in it, invalid bytes as U+FFFD (issue 14 #12)" {
+	f="$BATS_TEST_TMPDIR/utf8.json"
+	REPORT="$f" run --separate-stderr as_named $'caf\xc3\xa9' "$PROBE" keep 1 1M
+	[ "$status" -eq 0 ]
+	run "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1], encoding="utf-8"))["program"] == "caf\u00e9")' "$f"
+	echo "valid name: $output"
+	[ "$output" = True ]
+	g="$BATS_TEST_TMPDIR/bad.json"
+	REPORT="$g" run --separate-stderr as_named $'bad\xffname' "$PROBE" keep 1 1M
+	[ "$status" -eq 0 ]
+	run "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1], encoding="utf-8"))["program"] == "bad\ufffdname")' "$g"
+	echo "invalid byte: $output"
+	[ "$output" = True ]
+}
+
+# Finding: a newline in the program name forged extra lines in the text report.
+@test "text report: a newline in the program name forges no line (issue 14 #12)" {
+	f="$BATS_TEST_TMPDIR/r.txt"
+	REPORT="$f" run --separate-stderr as_named $'a\nforged line' "$PROBE" keep 1 1M
+	[ "$status" -eq 0 ]
+	cat "$f"
+	[ -s "$f" ]
+	[ "$(grep -vc '^prefault:' "$f")" -eq 0 ]
+}
+
+# Finding: %e of a program named ".." climbed out of the report directory.
+@test "%e of a program named .. writes nothing outside the report directory (issue 14 #12)" {
+	top="$BATS_TEST_TMPDIR/top"
+	mkdir -p "$top/dir/pfprobe"
+	# the template works for an ordinary name
+	REPORT="$top/dir/%e/x.json" run --separate-stderr as_named pfprobe "$PROBE" keep 1 1M
+	[ -s "$top/dir/pfprobe/x.json" ]
+	REPORT="$top/dir/%e/x.json" run --separate-stderr as_named .. "$PROBE" keep 1 1M
+	[ "$status" -eq 0 ]
+	REPORT="$top/dir/%e" run --separate-stderr as_named .. "$PROBE" keep 1 1M
+	[ "$status" -eq 0 ]
+	ls -la "$top"
+	[ "$(ls -A "$top")" = dir ]
+}
+
+# Finding: report files were created mode 0644.
+@test "report files are created mode 0600 (issue 14 #12)" {
+	umask 022
+	REPORT="$BATS_TEST_TMPDIR/m.json" run --separate-stderr shimmed "" "$PROBE" keep 1 1M
+	REPORT="$BATS_TEST_TMPDIR/m.txt" run --separate-stderr shimmed "" "$PROBE" keep 1 1M
+	stat -c '%n %a' "$BATS_TEST_TMPDIR"/m.*
+	[ "$(stat -c %a "$BATS_TEST_TMPDIR/m.json")" = 600 ]
+	[ "$(stat -c %a "$BATS_TEST_TMPDIR/m.txt")" = 600 ]
+}

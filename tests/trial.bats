@@ -101,3 +101,13 @@ load helpers
 	[ -f "$BATS_TEST_TMPDIR/dest/opt/pf/share/man/man1/prefault.1" ]
 	[ -f "$BATS_TEST_TMPDIR/dest/opt/pf/share/man/man5/prefault.policy.5" ]
 }
+
+# Finding (issue 14): when the program failed only with the policy, trial dropped its stderr (kept in the emptied report directory).
+@test "trial of a program that fails only with the policy shows the program's own stderr (issue 14 #28)" {
+	prog='case "$LD_PRELOAD" in *libprefault*) echo boom-XYZ >&2; exit 3 ;; esac; exit 0'
+	run --separate-stderr timeout 120 "$PF" trial -n 2 -p observe -- sh -c "$prog"
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 1 ]
+	grep -q 'the program failed with the policy (run 1): exit status 3' <<<"$stderr"
+	grep -q 'boom-XYZ' <<<"$stderr"
+}
