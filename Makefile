@@ -46,7 +46,8 @@ SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/stac
 PURE_SRC := shim/policy.c shim/policy_file.c shim/glob.c shim/sbuf.c
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c tools/cli_profile.c \
            tools/profile_data.c tools/profile_out.c tools/suggest.c tools/cli_trial.c tools/cli_bench.c tools/spread.c
-PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so
+PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
+          $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
 CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC)) $(patsubst %.c,$(BUILD)/obj/cli/%.o,$(PURE_SRC))
@@ -92,6 +93,12 @@ $(BUILD)/probes/%: tests/probes/%.c $(wildcard tests/probes/*.h)
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -Wall -fno-builtin -rdynamic -D_GNU_SOURCE -o $@ $< -lpthread
+
+# mmprobe dlopens libraries (libdl before glibc 2.34).
+$(BUILD)/probes/mmprobe: tests/probes/mmprobe.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -Wall -fno-builtin -rdynamic -D_GNU_SOURCE -o $@ $< -lpthread -ldl
 
 $(BUILD)/probes/lib%.so: tests/probes/lib%.c
 	$(call say,CC,$@)

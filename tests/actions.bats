@@ -156,3 +156,135 @@ load helpers
 	[ "$(kv zero "$output")" -eq 1 ]
 	[ "$(grep -c 'lacks MADV_POPULATE' <<<"$stderr")" -eq 1 ]
 }
+
+# Issue 14, findings 19-21, 25 and 27: actions must never change what the
+# program sees (its own mlock and madvise, file contents, which rule matches).
+MMPROBE="$B/probes/mmprobe"
+
+teardown() {
+	if [ -n "${NOBODY_DIR:-}" ]; then
+		rm -rf "$NOBODY_DIR"
+	fi
+}
+
+# as_nobody CMD...: CMD as user nobody (root ignores RLIMIT_MEMLOCK), with
+# the usual 8 MiB RLIMIT_MEMLOCK.
+as_nobody() {
+	prlimit --memlock=$((8 << 20)):$((8 << 20)) setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+
+# needs_nobody: skip unless the build can run as nobody here; makes NOBODY_DIR, a
+# directory nobody can write (BATS_TEST_TMPDIR is root's alone).
+needs_nobody() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run the program as a normal user"
+	command -v setpriv >/dev/null && command -v prlimit >/dev/null || skip "needs setpriv and prlimit (util-linux)"
+	NOBODY_DIR=$(mktemp -d /tmp/prefault-nobody.XXXXXX)
+	chown 65534:65534 "$NOBODY_DIR"
+	chmod 755 "$NOBODY_DIR"
+	as_nobody test -r "$SHIM" -a -x "$MMPROBE" || skip "user nobody cannot reach the build here"
+}
+
+# The realtime policy's mlockall, as a normal user with an 8 MiB RLIMIT_MEMLOCK: malloc(64M) ENOMEM, mmap(64M) EAGAIN, no note.
+@test "realtime as a normal user with an 8 MiB RLIMIT_MEMLOCK: malloc and mmap of 64 MiB succeed, and a note names RLIMIT_MEMLOCK (issue 14 #19)" {
+	needs_plain_runtime
+	needs_nobody
+	run --separate-stderr as_nobody "$MMPROBE" bigalloc 64M
+	echo "without: $output $stderr"
+	[ "$status" -eq 0 ]
+	[ "$(kv malloc_errno "$output")" -eq 0 ]
+	[ "$(kv mmap_errno "$output")" -eq 0 ]
+	install -m 644 "$POLICIES/realtime.policy" "$NOBODY_DIR/realtime.policy"
+	f="$NOBODY_DIR/r.json"
+	run --separate-stderr as_nobody env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$NOBODY_DIR/realtime.policy" \
+		PREFAULT_REPORT="$f" "$MMPROBE" bigalloc 64M
+	echo "with: status=$status $output"
+	[ "$status" -eq 0 ]
+	[ "$(kv malloc_errno "$output")" -eq 0 ]
+	[ "$(kv mmap_errno "$output")" -eq 0 ]
+	jget "$f" "d['notes']"
+	[ "$(jget "$f" "any('memlock' in n.lower() for n in d['notes'])")" = True ]
+}
+
+# A lock rule used up the program's own RLIMIT_MEMLOCK: after the shim locked 5 MiB, the program's mlock(4 MiB) failed.
+@test "a lock rule leaves the program its own RLIMIT_MEMLOCK: its mlock of 4 MiB under 8 MiB still succeeds (issue 14 #20)" {
+	needs_plain_runtime
+	needs_nobody
+	run --separate-stderr as_nobody "$MMPROBE" mlockown 5M 4M
+	echo "without: $output $stderr"
+	[ "$status" -eq 0 ]
+	[ "$(kv mlock_errno "$output")" -eq 0 ]
+	install -m 644 /dev/stdin "$NOBODY_DIR/lock.policy" <<<$'[rule l]\ncall = mmap\nsize = 5M\naction = lock'
+	run --separate-stderr as_nobody env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$NOBODY_DIR/lock.policy" \
+		PREFAULT_REPORT=none "$MMPROBE" mlockown 5M 4M
+	echo "with: status=$status $output"
+	[ "$status" -eq 0 ]
+	[ "$(kv mlock_errno "$output")" -eq 0 ]
+}
+
+# Under lock (or mlockall as root with realtime), MADV_DONTNEED failed with EINVAL and the data stayed where zeros belong.
+@test "MADV_DONTNEED on memory the shim locked returns 0 and the range reads zero, under lock and under realtime (issue 14 #21)" {
+	needs_plain_runtime
+	[ "$(id -u)" -eq 0 ] || [ "$(ulimit -l)" = unlimited ] || skip "needs root or an unlimited RLIMIT_MEMLOCK, so that the shim's locking takes"
+	run --separate-stderr "$MMPROBE" dontneed 4M
+	[ "$status" -eq 0 ]
+	[ "$(kv madvise_errno "$output")" -eq 0 ]
+	[ "$(kv nonzero "$output")" -eq 0 ]
+	lock=$(policy l <<<$'[rule l]\nsize = >=1M\naction = lock')
+	got=
+	for pol in "$lock" "$POLICIES/realtime.policy"; do
+		run --separate-stderr shimmed "$pol" "$MMPROBE" dontneed 4M
+		echo "$(basename "$pol"): status=$status $output"
+		got="$got $status:$(kv madvise_errno "$output"):$(kv nonzero "$output")"
+	done
+	# exit status, madvise's errno, bytes not zero after it: for each policy
+	[ "$got" = " 0:0:0 0:0:0" ]
+}
+
+# node aborted (exit 133, a V8 check on a failed madvise) under the realtime policy.
+@test "node runs under the realtime policy as it does without the shim (issue 14 #21)" {
+	needs_plain_runtime
+	command -v node >/dev/null || skip "node is not installed"
+	[ "$(id -u)" -eq 0 ] || [ "$(ulimit -l)" = unlimited ] || skip "needs root or an unlimited RLIMIT_MEMLOCK, so that mlockall takes"
+	js='let a = []; for (let i = 0; i < 200000; i++) a.push({ i, s: "x" + i }); console.log(a.length, a[199999].s)'
+	run --separate-stderr timeout 120 node -e "$js"
+	[ "$status" -eq 0 ]
+	expected="$output"
+	run --separate-stderr timeout 120 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$POLICIES/realtime.policy" PREFAULT_REPORT=none \
+		node -e "$js"
+	echo "status=$status $output"
+	echo "$stderr" | head -n 5
+	[ "$status" -eq 0 ]
+	[ "$output" = "$expected" ]
+}
+
+# A populated MAP_PRIVATE writable file mapping showed stale contents after the file changed: MADV_POPULATE_WRITE broke COW early.
+@test "populate on a private writable file mapping: the file's later change shows through until the program writes (issue 14 #25)" {
+	run --separate-stderr "$MMPROBE" cowfile "$BATS_TEST_TMPDIR/plain" 64K
+	[ "$status" -eq 0 ]
+	[ "$(kv pages "$output")" -ge 1 ]
+	[ "$(kv seen_new "$output")" -eq "$(kv pages "$output")" ]
+	pol=$(policy f <<<$'[rule f]\ncall = mmap\nmap = file\naction = populate')
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$MMPROBE" cowfile "$BATS_TEST_TMPDIR/with" 64K
+	echo "status=$status $output"
+	[ "$status" -eq 0 ]
+	[ "$(rule_stat "$BATS_TEST_TMPDIR/r.json" f matched)" -eq 1 ]
+	[ "$(kv seen_new "$output")" -eq "$(kv pages "$output")" ]
+}
+
+# caller matching kept a stale cache after dlclose: a library loaded later at the same base matched as the old one.
+@test "caller = after dlclose: a library loaded at the old one's base is matched by its own name (issue 14 #27)" {
+	needs_no_tsan
+	LA="$B/probes/libcallA.so" LB="$B/probes/libcallB.so"
+	run --separate-stderr "$MMPROBE" caller "$LA" "$LB"
+	[ "$status" -eq 0 ]
+	[ "$(kv same_base "$output")" -eq 1 ] || skip "libcallB.so does not load at libcallA.so's old base here"
+	pol=$(policy c <<<$'[rule a]\ncall = mmap\nsize = 1M\ncaller = libcallA.so\naction = populate')
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$MMPROBE" caller "$LA" "$LB"
+	echo "status=$status $output"
+	[ "$status" -eq 0 ]
+	[ "$(kv same_base "$output")" -eq 1 ] || skip "libcallB.so did not load at libcallA.so's old base under the shim"
+	[ "$(kv a_ok "$output")" -eq 1 ]
+	[ "$(kv b_ok "$output")" -eq 1 ]
+	# libcallA's mmap, and not libcallB's
+	[ "$(rule_stat "$BATS_TEST_TMPDIR/r.json" a matched)" -eq 1 ]
+}

@@ -120,3 +120,21 @@ setup() {
 	[ "$status" -eq 0 ]
 	[ "$(kv bad "$output")" -eq 0 ]
 }
+
+# Issue 14 #22: background workers and populate-pool threads outlived their work, so the process was no longer single-threaded and unshare(CLONE_NEWUSER) failed with EINVAL.
+@test "unshare(CLONE_NEWUSER) after the program's mapping work, under streaming and under every action at once (issue 14 #22)" {
+	needs_no_tsan # (its runtime has threads of its own)
+	MMPROBE="$B/probes/mmprobe"
+	run --separate-stderr "$MMPROBE" unshare 256M
+	[ "$status" -eq 0 ]
+	[ "$(kv unshare_errno "$output")" -eq 0 ] || skip "unshare(CLONE_NEWUSER) fails here without the shim: $output"
+	got=
+	for pol in "$POLICIES/streaming.policy" "$AGG"; do
+		run --separate-stderr timeout 60 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none \
+			"$MMPROBE" unshare 256M
+		echo "$(basename "$pol"): status=$status $output"
+		got="$got $status:$(kv unshare_errno "$output")"
+	done
+	# exit status and unshare's errno, under each policy
+	[ "$got" = " 0:0 0:0" ]
+}

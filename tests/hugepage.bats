@@ -52,3 +52,37 @@ thp_mode() { sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enab
 	run --separate-stderr shimmed "$pol" "$PROBE" unmaprace 8 4M
 	[ "$(kv bad "$output")" -eq 0 ]
 }
+
+# Issue 14 #26: a hugepage rule on MAP_HUGETLB mappings added 2 MiB of
+# alignment slack that could not be trimmed (hugetlb ranges unmap only in
+# whole huge pages), so fewer hugetlb mappings fit than without the shim.
+teardown() {
+	if [ -n "${HUGE_OLD:-}" ]; then
+		echo "$HUGE_OLD" >/proc/sys/vm/nr_hugepages
+	fi
+}
+
+# A hugepage rule on MAP_HUGETLB mappings added 2 MiB of slack it could not trim: fewer hugetlb mappings fit before ENOMEM.
+@test "a hugepage rule on MAP_HUGETLB mappings: as many fit in the reserved huge pages as without the shim (issue 14 #26)" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to reserve hugetlb pages"
+	[ -w /proc/sys/vm/nr_hugepages ] || skip "cannot reserve hugetlb pages here"
+	[ "$(thp_mode)" = never ] && skip "THP is off: the hugepage rule places nothing here"
+	MMPROBE="$B/probes/mmprobe"
+	HUGE_OLD=$(cat /proc/sys/vm/nr_hugepages)
+	echo $((HUGE_OLD + 8)) >/proc/sys/vm/nr_hugepages
+	free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+	[ "$free" -ge 8 ] || skip "could not get 8 free hugetlb pages ($free)"
+	# 3 MiB: two huge pages each, and not a multiple of the alignment slack
+	run --separate-stderr "$MMPROBE" hugetlb 64 3M
+	echo "without: $output"
+	[ "$status" -eq 0 ]
+	plain=$(kv fit "$output")
+	[ "$plain" -ge 4 ]
+	for pol in $'[rule h]\ncall = mmap\nsize = >=2M\naction = hugepage' \
+	           $'[rule h]\nsize = >=2M\nmap = anon private\naction = hugepage populate'; do
+		run --separate-stderr shimmed "$(policy h <<<"$pol")" "$MMPROBE" hugetlb 64 3M
+		echo "with ${pol//$'\n'/; }: status=$status $output"
+		[ "$status" -eq 0 ]
+		[ "$(kv fit "$output")" -eq "$plain" ]
+	done
+}

@@ -191,4 +191,95 @@ print("done")'
 	run tree_reports_consistent "$BATS_TEST_TMPDIR/r" 7
 	echo "$output"
 	[ "$status" -eq 0 ]
+
+# Issue 14, findings 13-18: a recycled region must be indistinguishable from
+# a fresh one, and keeping regions must never cost the program anything it
+# would have had without the shim.
+MMPROBE="$B/probes/mmprobe"
+
+# A recycle rule without prot kept a PROT_READ mapping; zeroing it on reuse wrote to read-only pages: SIGSEGV.
+@test "a read-only mapping under a recycle rule without prot: mapped again, it reads zero and nothing crashes (issue 14 #13)" {
+	run --separate-stderr "$MMPROBE" roread 1M
+	[ "$status" -eq 0 ]
+	[ "$(kv nonzero "$output")" -eq 0 ]
+	run --separate-stderr shimmed "$(rc_policy)" "$MMPROBE" roread 1M
+	echo "status=$status $output"
+	[ "$status" -eq 0 ]
+	[ "$(kv nonzero "$output")" -eq 0 ]
+}
+
+# MAP_32BIT was not part of the reuse key: after a recycled unmap, mmap(MAP_32BIT) got a kept region above 2 GiB.
+@test "mmap(MAP_32BIT) after a recycled unmap of the same size still lands below 2 GiB (issue 14 #14)" {
+	run --separate-stderr "$MMPROBE" map32 1M
+	[ "$status" -eq 0 ]
+	[ -n "$(kv below2g "$output")" ] || skip "MAP_32BIT is refused here: $output"
+	[ "$(kv below2g "$output")" -eq 1 ]
+	run --separate-stderr shimmed "$(rc_policy)" "$MMPROBE" map32 1M
+	echo "status=$status $output"
+	[ "$status" -eq 0 ]
+	[ "$(kv below2g "$output")" -eq 1 ]
+}
+
+# munmap of an mseal'd region returned 0 (kept) instead of EPERM, and the sealed region was handed out again.
+@test "munmap of an mseal'd mapping fails with EPERM as without the shim, and the next mapping can be reprotected (issue 14 #15)" {
+	run --separate-stderr "$MMPROBE" mseal 1M
+	[ "$status" -eq 0 ]
+	[ "$(kv mseal_errno "$output")" -eq 0 ] || skip "mseal is not available here (Linux 6.10+): $output"
+	# the reference: the kernel refuses, and a new mapping is a normal one
+	[ "$(kv munmap_rc "$output")" -eq -1 ]
+	[ "$(kv munmap_errno "$output")" -eq 1 ]
+	[ "$(kv mprotect_rc "$output")" -eq 0 ]
+	run --separate-stderr shimmed "$(rc_policy)" "$MMPROBE" mseal 1M
+	echo "status=$status $output"
+	[ "$status" -eq 0 ]
+	[ "$(kv munmap_rc "$output")" -eq -1 ]
+	[ "$(kv munmap_errno "$output")" -eq 1 ]
+	[ "$(kv mprotect_rc "$output")" -eq 0 ]
+}
+
+# mremap of a range the program had unmapped (and the shim kept) succeeded; the stale entry was handed out again over live data.
+@test "mremap of a range the program unmapped fails with EFAULT, and a later mmap never zeroes live data (issue 14 #16)" {
+	run --separate-stderr "$MMPROBE" staleremap 1M
+	[ "$status" -eq 0 ]
+	[ "$(kv mremap_errno "$output")" -eq 14 ]
+	[ "$(kv intact "$output")" -eq 1 ]
+	run --separate-stderr shimmed "$(rc_policy)" "$MMPROBE" staleremap 1M
+	echo "status=$status $output"
+	[ "$status" -eq 0 ]
+	[ "$(kv mremap_errno "$output")" -eq 14 ]
+	[ "$(kv same_addr "$output")" -eq 0 ]
+	[ "$(kv intact "$output")" -eq 1 ]
+}
+
+# Under RLIMIT_AS, 64 kept 1 MiB regions made glibc's own mmaps fail: malloc(~205 MiB) ENOMEM, pthread_create EAGAIN.
+@test "under RLIMIT_AS, kept regions never make the program's large malloc or pthread_create fail (issue 14 #17)" {
+	needs_plain_runtime
+	for mode in malloc thread; do
+		run --separate-stderr "$MMPROBE" aslimit "$mode" 64
+		echo "without, $mode: $output"
+		[ "$status" -eq 0 ]
+		[ "$(kv malloc_errno "$output")$(kv create_errno "$output")" = 0 ]
+	done
+	got=
+	for mode in malloc thread; do
+		run --separate-stderr shimmed "$(rc_policy)" "$MMPROBE" aslimit "$mode" 64
+		echo "with, $mode: status=$status $output"
+		got="$got $mode:$status:$(kv malloc_errno "$output")$(kv create_errno "$output")"
+	done
+	# each run exits 0 and its malloc (errno) or pthread_create (error) gives 0
+	[ "$got" = " malloc:0:0 thread:0:0" ]
+}
+
+# In a 200 MiB memory cgroup, 64 MiB of kept regions plus a 160 MiB allocation got the program OOM-killed.
+@test "in a 200 MiB cgroup, churning 64 x 1 MiB and then touching 160 MiB succeeds under recycle as without it (issue 14 #18)" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to make a cgroup"
+	needs_plain_runtime
+	run --separate-stderr in_small_cgroup $((200 << 20)) "$MMPROBE" cgchurn 64 160M
+	[ "$status" -ne 99 ] || skip "cannot make a memory cgroup here"
+	[ "$status" -eq 0 ] || skip "the program does not fit in 200 MiB here even without the shim (status $status)"
+	run --separate-stderr in_small_cgroup $((200 << 20)) env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$(rc_policy)" \
+		PREFAULT_REPORT=none "$MMPROBE" cgchurn 64 160M
+	echo "status=$status $output"
+	[ "$status" -eq 0 ]
+	[ "$(kv ok "$output")" -eq 1 ]
 }
