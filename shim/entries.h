@@ -13,6 +13,7 @@
 	X(mmap) X(mmap64) X(munmap) X(mremap) X(mprotect) X(pkey_mprotect)     \
 	X(madvise) X(mlock) X(mlock2) X(munlock) X(mlockall) X(munlockall)     \
 	X(pthread_create) X(unshare) X(setns)                                  \
+	X(setrlimit) X(setrlimit64) X(prlimit) X(prlimit64)                    \
 	X(malloc) X(calloc) X(realloc) X(free) X(posix_memalign)               \
 	X(aligned_alloc) X(memalign) X(valloc) X(pvalloc)                      \
 	X(_exit) X(_Exit)

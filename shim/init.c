@@ -254,10 +254,10 @@ void shim_init(void)
 
 /* Every module's atfork hook, in lock order: prepare takes the locks in
  * this order, parent and child release (and the child resets) in reverse.
- * stats comes before recycle so that its child hook, which zeroes the
+ * stats comes after recycle so that its child hook, which zeroes the
  * counts, runs first and recycle's can count what the child inherited. */
 static void (*const atfork_hooks[])(int) = {
-	match_atfork, regions_atfork, worker_atfork, pool_atfork, stats_atfork, recycle_atfork, profile_atfork,
+	match_atfork, regions_atfork, worker_atfork, pool_atfork, recycle_atfork, stats_atfork, profile_atfork,
 };
 #define NHOOKS (int)(sizeof atfork_hooks / sizeof atfork_hooks[0])
 

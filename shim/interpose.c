@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -196,6 +197,48 @@ EXPORT int setns(int fd, int nstype)
 	if (shim_on())
 		stats_call(E_setns);
 	return f ? f(fd, nstype) : (int)syscall(SYS_setns, fd, nstype);
+}
+
+/* ---- limits: kept memory must never count against the program's own ---- */
+
+EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl)
+{
+	__typeof__(setrlimit) *f = REAL(setrlimit);
+	if (shim_on()) {
+		stats_call(E_setrlimit);
+		pf_limit((int)resource);
+	}
+	return f ? f(resource, rl) : (int)syscall(SYS_setrlimit, resource, rl);
+}
+
+EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rl)
+{
+	__typeof__(setrlimit64) *f = REAL(setrlimit64);
+	if (shim_on()) {
+		stats_call(E_setrlimit64);
+		pf_limit((int)resource);
+	}
+	return f ? f(resource, rl) : (int)syscall(SYS_setrlimit, resource, rl);
+}
+
+EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, struct rlimit *old)
+{
+	__typeof__(prlimit) *f = REAL(prlimit);
+	if (new && (pid == 0 || pid == sys_getpid()) && shim_on()) {
+		stats_call(E_prlimit);
+		pf_limit((int)resource);
+	}
+	return f ? f(pid, resource, new, old) : (int)syscall(SYS_prlimit64, pid, resource, new, old);
+}
+
+EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *new, struct rlimit64 *old)
+{
+	__typeof__(prlimit64) *f = REAL(prlimit64);
+	if (new && (pid == 0 || pid == sys_getpid()) && shim_on()) {
+		stats_call(E_prlimit64);
+		pf_limit((int)resource);
+	}
+	return f ? f(pid, resource, new, old) : (int)syscall(SYS_prlimit64, pid, resource, new, old);
 }
 
 /* ---- the malloc family ---- */

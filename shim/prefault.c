@@ -767,6 +767,20 @@ int pf_munlockall(void)
 	return rc;
 }
 
+/* ---- limits ---- */
+
+void pf_limit(int resource)
+{
+	/* Kept regions would count against a limit on the program's address
+	 * space or data: give them back before it takes effect (and keep none
+	 * while it is set: recycle.c). */
+	if (resource == RLIMIT_AS || resource == RLIMIT_DATA) {
+		shim_guard++;
+		recycle_flush();
+		shim_guard--;
+	}
+}
+
 /* ---- the malloc family ---- */
 
 void pf_block(enum entry e, void *p, size_t size, const void *ret)

@@ -46,6 +46,9 @@ int pf_munlock(const void *addr, size_t len);
 int pf_mlockall(int flags);
 int pf_munlockall(void);
 
+/* The program is about to set a resource limit. */
+void pf_limit(int resource);
+
 /* The malloc family: a block of pf_block_min or more came back. */
 void pf_block(enum entry e, void *p, size_t size, const void *ret);
 /* Before free (and realloc) of p, when pf_free_watch is set. */

@@ -191,6 +191,7 @@ print("done")'
 	run tree_reports_consistent "$BATS_TEST_TMPDIR/r" 7
 	echo "$output"
 	[ "$status" -eq 0 ]
+}
 
 # Issue 14, findings 13-18: a recycled region must be indistinguishable from
 # a fresh one, and keeping regions must never cost the program anything it
