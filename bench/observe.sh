@@ -128,6 +128,10 @@ calls() { # calls POLICY EXTRA CMD...: "RULES MALLOCS FREES" from a JSON report
 	[ "$x" = - ] && x=
 	# shellcheck disable=SC2086
 	env -i $BASE $x LD_PRELOAD="$SHIM" ${p:+PREFAULT_POLICY=$p} PREFAULT_REPORT="$T/r.json" "$@" >"$T/out"
+	if [ ! -f "$T/r.json" ]; then
+		echo "no-report 0 0" # a rejected policy: the shim passes everything through, silently
+		return
+	fi
 	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["calls"]
 print(len(d["rules"]) if d["policy"] else "none", c["malloc"] + c["calloc"], c["free"])' "$T/r.json"
 	rm -f "$T/r.json"
