@@ -122,11 +122,12 @@ bench: all $(BUILD)/bench/overhead $(BUILD)/bench/large bench-observe
 	$(Q)sh bench/overhead.sh $(BUILD) 21 5000000 malloc
 
 # Observe mode and never-matching rules against no preload and against the
-# floor, on allocation-heavy work and start-up (issue 10; ~10 minutes).
+# floor, on allocation-heavy work and start-up (issue 10; about 5 minutes).
 bench-observe: all $(OBSERVE_BENCH)
 	$(Q)sh bench/observe.sh $(BUILD)
 
-# The same on pyperformance benchmarks (needs the venv bench/pyperf.sh describes).
+# The same on pyperformance benchmarks (needs the venv bench/pyperf.sh describes;
+# about 4 minutes).
 bench-pyperf: all
 	$(Q)sh bench/pyperf.sh $(BUILD)
 
