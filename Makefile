@@ -120,13 +120,37 @@ $(BUILD)/bench/%: bench/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -g -Wall -D_GNU_SOURCE -fno-builtin -o $@ $< -lpthread
 
+$(BUILD)/bench/%: bench/%.cc
+	$(call say,CXX,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CXX) -O2 -g -Wall -o $@ $<
+
+# The floor for any preloaded malloc: bare forwarding wrappers (issue 10).
+$(BUILD)/bench/libfwd.so: bench/fwd.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -Wall -fPIC -shared -fvisibility=hidden -D_GNU_SOURCE -o $@ $< -ldl
+
+OBSERVE_BENCH := $(BUILD)/bench/bintrees $(BUILD)/bench/newdelete $(BUILD)/bench/libfwd.so \
+                 $(BUILD)/bench/overhead $(BUILD)/bench/startup
+
 # Benchmarks: timings live here, never in tests.  Figures in BENCHMARKS.md.
-bench: all $(BUILD)/bench/overhead $(BUILD)/bench/large
+bench: all $(BUILD)/bench/overhead $(BUILD)/bench/large bench-observe
 	$(Q)$(BUILD)/prefault bench -r 3 512M
 	$(Q)sh bench/large.sh $(BUILD) 5 512
 	$(Q)sh bench/overhead.sh $(BUILD) 31 3000 touch
 	$(Q)sh bench/overhead.sh $(BUILD) 21 200000 calls
 	$(Q)sh bench/overhead.sh $(BUILD) 21 5000000 malloc
+
+# Observe mode and never-matching rules against no preload and against the
+# floor, on allocation-heavy work and start-up (issue 10; about 5 minutes).
+bench-observe: all $(OBSERVE_BENCH)
+	$(Q)sh bench/observe.sh $(BUILD)
+
+# The same on pyperformance benchmarks (needs the venv bench/pyperf.sh describes;
+# about 4 minutes).
+bench-pyperf: all
+	$(Q)sh bench/pyperf.sh $(BUILD)
 
 # CPython workloads with and without the cpython policy (Debian's python3).
 bench-python: all $(BUILD)/bench/arena
@@ -199,5 +223,6 @@ clean:
 
 -include $(SHIM_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
-.PHONY: all probes test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python
+.PHONY: all probes test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python \
+	bench-observe bench-pyperf
 .DELETE_ON_ERROR:
