@@ -43,6 +43,10 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
+/* Everything declared below is the shim's own: hidden, so that it is
+ * reached PC-relative, never through the GOT (the hot wrappers read these). */
+#pragma GCC visibility push(hidden)
+
 /* ---- the wrapped entry points ---- */
 
 #define PF_ENUM(name) E_##name,
@@ -130,4 +134,5 @@ void glue_init(void);
 /* fork: the child has no helpers. */
 void glue_atfork_child(void);
 
+#pragma GCC visibility pop
 #endif

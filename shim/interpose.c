@@ -271,39 +271,66 @@ static void __attribute__((noinline)) before_free(void *p)
 
 static inline size_t block_min(void) { return __atomic_load_n(&pf_block_min, __ATOMIC_RELAXED); }
 static inline int free_watch(void) { return __atomic_load_n(&pf_free_watch, __ATOMIC_RELAXED); }
+/* free must look at p: a bootstrap block, or any block once free is watched. */
+static inline int free_looks(const void *p)
+{
+	return (uintptr_t)p - __atomic_load_n(&pf_free_lo, __ATOMIC_RELAXED) <
+	       __atomic_load_n(&pf_free_span, __ATOMIC_RELAXED);
+}
+
+/* The floor: a size below pf_block_min is a compare and a tail call, the
+ * same few instructions as a bare forwarding wrapper. */
+static void *__attribute__((noinline)) malloc_slow(size_t size, const void *ret)
+{
+	void *p = NEXT(malloc)(size);
+	block(E_malloc, p, size, ret);
+	return p;
+}
 
 EXPORT void *malloc(size_t size)
 {
-	void *p = NEXT(malloc)(size);
-	if (unlikely(size >= block_min()))
-		block(E_malloc, p, size, RET);
+	if (likely(size < block_min()))
+		return NEXT(malloc)(size);
+	return malloc_slow(size, RET);
+}
+
+static void *__attribute__((noinline)) calloc_slow(size_t n, size_t size, size_t total, const void *ret)
+{
+	void *p = NEXT(calloc)(n, size);
+	block(E_calloc, p, total, ret);
 	return p;
 }
 
 EXPORT void *calloc(size_t n, size_t size)
 {
-	void *p = NEXT(calloc)(n, size);
 	size_t total;
-	if (unlikely(__builtin_mul_overflow(n, size, &total)))
-		return p; /* (the allocator said ENOMEM) */
-	if (unlikely(total >= block_min()))
-		block(E_calloc, p, total, RET);
-	return p;
+	/* (an overflowing product: the allocator says ENOMEM) */
+	if (likely(!__builtin_mul_overflow(n, size, &total) && total < block_min()) ||
+	    __builtin_mul_overflow(n, size, &total))
+		return NEXT(calloc)(n, size);
+	return calloc_slow(n, size, total, RET);
 }
 
-EXPORT void free(void *p)
+static void __attribute__((noinline)) free_slow(void *p)
 {
-	if (unlikely(boot_owns(p)))
+	if (boot_owns(p))
 		return; /* the bootstrap arena is never reused */
-	if (unlikely(free_watch()))
+	if (free_watch())
 		before_free(p);
 	NEXT(free)(p);
 }
 
-EXPORT void *realloc(void *old, size_t size)
+EXPORT void free(void *p)
+{
+	if (likely(!free_looks(p)))
+		return NEXT(free)(p);
+	free_slow(p);
+}
+
+static void *__attribute__((noinline)) realloc_slow(void *old, size_t size, const void *ret)
 {
 	void *p;
-	if (unlikely(boot_owns(old))) {
+	if (boot_owns(old)) {
 		/* Moving a bootstrap block into the real heap. */
 		size_t n = boot_size(old);
 		p = malloc(size);
@@ -311,12 +338,19 @@ EXPORT void *realloc(void *old, size_t size)
 			memcpy(p, old, n < size ? n : size);
 		return p;
 	}
-	if (unlikely(free_watch()) && old)
+	if (free_watch() && old)
 		before_free(old);
 	p = NEXT(realloc)(old, size);
-	if (unlikely(size >= block_min()) && size)
-		block(E_realloc, p, size, RET);
+	if (size >= block_min() && size)
+		block(E_realloc, p, size, ret);
 	return p;
+}
+
+EXPORT void *realloc(void *old, size_t size)
+{
+	if (likely(size < block_min() && !free_looks(old)))
+		return NEXT(realloc)(old, size);
+	return realloc_slow(old, size, RET);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)

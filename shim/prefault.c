@@ -23,6 +23,14 @@
 
 size_t pf_block_min; /* 0: every block goes to pf_block until start-up is done */
 int pf_free_watch;
+uintptr_t pf_free_lo = (uintptr_t)glue_boot_buf, pf_free_span = BOOT_SIZE;
+
+static void watch_free(void)
+{
+	__atomic_store_n(&pf_free_watch, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&pf_free_lo, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&pf_free_span, UINTPTR_MAX, __ATOMIC_RELAXED);
+}
 static const struct policy *pol;
 static int populate_ok = 1;   /* MADV_POPULATE_* works on this kernel */
 static int thp_ok = 1;        /* transparent huge pages can be had */
@@ -99,7 +107,8 @@ void pf_setup(const struct policy *p, int profile)
 	if (profile && PROFILE_MALLOC_MIN < min_block)
 		min_block = PROFILE_MALLOC_MIN;
 	stats_setup(min_block);
-	__atomic_store_n(&pf_free_watch, profile, __ATOMIC_RELAXED);
+	if (profile)
+		watch_free();
 	__atomic_store_n(&pf_block_min, min_block >= SIZE_MAX ? SIZE_MAX : (size_t)min_block, __ATOMIC_RELEASE);
 	if (p)
 		apply_mlockall(p->mlockall);
@@ -322,8 +331,8 @@ static void step_track(struct act *x, const void *key)
 	reg.prot = x->rq->prot;
 	reg.mflags = x->rq->flags;
 	if ((key ? blocks_add(key, &reg) : regions_add(&reg)) == 0) {
-		if (key)
-			__atomic_store_n(&pf_free_watch, 1, __ATOMIC_RELAXED);
+		if (key && !__atomic_load_n(&pf_free_watch, __ATOMIC_RELAXED))
+			watch_free();
 		return;
 	}
 	if (x->rflags & RF_LOCKED)

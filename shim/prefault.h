@@ -24,8 +24,13 @@
 #include "glue.h"
 #include "policy.h"
 
-extern size_t pf_block_min; /* 0 until start-up is done: the first calls start the shim */
-extern int pf_free_watch;
+extern size_t pf_block_min __attribute__((visibility("hidden"))); /* 0 until start-up is done */
+extern int pf_free_watch __attribute__((visibility("hidden")));
+/* The pointers free must look at, as one unsigned range test
+ * (p - pf_free_lo < pf_free_span): the bootstrap arena's, or every
+ * pointer once pf_free_watch is set.  One branch, as a bare wrapper's. */
+extern uintptr_t pf_free_lo __attribute__((visibility("hidden")));
+extern uintptr_t pf_free_span __attribute__((visibility("hidden")));
 
 /* From init.c, once: the policy (NULL: observe only). */
 void pf_setup(const struct policy *pol, int profile);
