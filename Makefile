@@ -38,7 +38,7 @@ endif
 
 # The shim, top to bottom (shim/README draws the layers).
 SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/stack.c \
-            shim/worker.c shim/pool.c shim/recycle.c shim/profile_write.c shim/profile_sample.c \
+            shim/worker.c shim/pool.c shim/recycle.c shim/profile.c shim/profile_sample.c \
             shim/profile_tables.c shim/match.c shim/regions.c shim/stats.c shim/ranges.c \
             shim/policy_file.c shim/policy.c shim/glob.c shim/sbuf.c shim/os.c shim/libc.c
 # What the command-line tool shares with the shim: the parser and its file

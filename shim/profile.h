@@ -1,7 +1,7 @@
 /* profile.h: fault profiling of an unmodified program (PREFAULT_PROFILE).
- * profile_tables.c keeps the mapping sites and live ranges,
- * profile_sample.c the per-thread fault events and their reader,
- * profile_write.c the per-process file `prefault profile` reads. */
+ * profile.c is the front, above profile_sample.c (the per-thread fault
+ * events and their reader) and profile_tables.c (the mapping sites and the
+ * ranges they mapped). */
 #ifndef PREFAULT_PROFILE_H
 #define PREFAULT_PROFILE_H
 #include <stddef.h>

@@ -52,6 +52,10 @@ extern pid_t my_pid;
 
 /* profile_tables.c */
 void tables_init(void);
+void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk);
+void tables_unmap(uintptr_t start, size_t len);
+void tables_block(const void *p, size_t len, const void *ret);
+void tables_free(const void *p);
 void tables_fork_child(void);
 /* Charge a sampled fault at addr, taken at time t (CLOCK_MONOTONIC ns), to
  * its site; -1 if no site's range holds it.  live_lock is taken inside. */

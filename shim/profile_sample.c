@@ -61,7 +61,6 @@ struct pthr {
 	struct perf_event_mmap_page *ring;
 };
 
-uint64_t period = 1;
 static struct ipc *ips;
 static struct stk *stacks;
 static struct oth *others;

@@ -25,6 +25,8 @@ struct rtree live_maps, live_blocks;
 struct live grave[GRAVE];
 unsigned grave_next;
 uint64_t sites_merged, live_dropped;
+uint64_t period = 1;
+pid_t my_pid;
 static unsigned nsites;
 static struct slab live_slab = { sizeof(struct live), NULL, NULL, NULL, 0 };
 
@@ -119,24 +121,23 @@ static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, int count_unm
 	}
 }
 
-void profile_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk)
+void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk)
 {
 	uint32_t s = site_of((uintptr_t)ret, call, len, mk, pk);
 	spin_lock(&live_lock);
 	live_remove(&live_maps, start, start + len, 0); /* MAP_FIXED over old ones */
 	live_insert(&live_maps, start, start + len, s);
 	spin_unlock(&live_lock);
-	profile_tick();
 }
 
-void profile_unmap(uintptr_t start, size_t len)
+void tables_unmap(uintptr_t start, size_t len)
 {
 	spin_lock(&live_lock);
 	live_remove(&live_maps, start, start + len, 1);
 	spin_unlock(&live_lock);
 }
 
-void profile_block(const void *p, size_t len, const void *ret)
+void tables_block(const void *p, size_t len, const void *ret)
 {
 	uint32_t s;
 	if (len < PROFILE_MALLOC_MIN)
@@ -147,7 +148,7 @@ void profile_block(const void *p, size_t len, const void *ret)
 	spin_unlock(&live_lock);
 }
 
-void profile_free(const void *p)
+void tables_free(const void *p)
 {
 	struct rnode *n;
 	if (!__atomic_load_n(&live_blocks.n, __ATOMIC_RELAXED))

@@ -1,7 +1,9 @@
-/* profile_write.c: the profile's start, fork and end in a process, and the
+/* profile.c: the profile in a process: its start, what the rest of the
+ * shim tells it (maps, unmaps, blocks), its fork, and at the end the
  * tab-separated file `prefault profile` merges, tabulates, charts and turns
  * into a policy.  Where perf_event_open is refused the file says so, with
- * the reason, and the mapping-level figures are still there. */
+ * the reason, and the mapping-level figures are still there.  Above
+ * profile_sample.c (fault events) and profile_tables.c (sites, ranges). */
 #include "profile_int.h"
 #include "fork.h"
 #include "glue.h"
@@ -13,7 +15,6 @@
 #define OUT_BUF (4 << 10) /* formatting buffer for the profile file, flushed when full */
 
 char path_tmpl[1024];
-pid_t my_pid;
 
 void profile_init(const char *tmpl)
 {
@@ -28,6 +29,16 @@ void profile_init(const char *tmpl)
 	my_pid = sys_getpid();
 	profiling = 1;
 }
+
+void profile_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk)
+{
+	tables_map(start, len, call, ret, mk, pk);
+	profile_tick();
+}
+
+void profile_unmap(uintptr_t start, size_t len) { tables_unmap(start, len); }
+void profile_block(const void *p, size_t len, const void *ret) { tables_block(p, len, ret); }
+void profile_free(const void *p) { tables_free(p); }
 
 void profile_atfork(int who)
 {
