@@ -47,7 +47,8 @@ PURE_SRC := shim/policy.c shim/policy_file.c shim/glob.c shim/sbuf.c
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c tools/cli_profile.c \
            tools/profile_data.c tools/profile_out.c tools/suggest.c tools/cli_trial.c tools/cli_bench.c tools/spread.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
-          $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so
+          $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
+          $(BUILD)/probes/libcount.so
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
 CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC)) $(patsubst %.c,$(BUILD)/obj/cli/%.o,$(PURE_SRC))

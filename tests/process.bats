@@ -120,3 +120,26 @@ reports() { ls "$R" | wc -l; }
 	[ "$(kv status_sum "$output")" -eq 6 ]
 	[ "$(reports)" -eq 4 ]
 }
+
+@test "observe mode forwards the malloc family and nothing more: the allocator behind the shim sees the program's calls, once each" {
+	needs_own_malloc
+	COUNT="$B/probes/libcount.so"
+	# counts N: what the allocator behind saw, without and with the shim in front
+	counts() {
+		COUNT_OUT="$R/plain" LD_PRELOAD="$COUNT" "$PROBE" free "$1" 64 >/dev/null
+		COUNT_OUT="$R/shim" LD_PRELOAD="$SHIM:$COUNT" PREFAULT_REPORT="$R/r.json" "$PROBE" free "$1" 64 >/dev/null
+		echo "$(kv count_malloc "$(cat "$R/plain")") $(kv count_malloc "$(cat "$R/shim")") $(kv count_free "$(cat "$R/plain")") $(kv count_free "$(cat "$R/shim")")"
+	}
+	read -r p1 s1 pf1 sf1 <<<"$(counts 1000)"
+	read -r p2 s2 pf2 sf2 <<<"$(counts 21000)"
+	echo "1000 blocks: $p1 without, $s1 with; 21000 blocks: $p2 without, $s2 with (frees $pf1 $sf1 $pf2 $sf2)"
+	# the probe's 20000 more blocks reach the allocator as 20000 more calls
+	[ $((p2 - p1)) -eq 20000 ]
+	[ $((s2 - s1)) -eq 20000 ]
+	[ $((sf2 - sf1)) -eq $((pf2 - pf1)) ]
+	# the shim adds a fixed few of its own at start-up (pthread_atfork), none per call
+	[ $((s1 - p1)) -eq $((s2 - p2)) ]
+	[ $((s1 - p1)) -le 8 ]
+	# and it looked at none of them
+	[ "$(jget "$R/r.json" "d['malloc_counted_from']")" = None ]
+}
