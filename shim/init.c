@@ -337,6 +337,8 @@ void shim_report(void)
 		return;
 	if (__atomic_exchange_n(&reported, 1, __ATOMIC_ACQ_REL))
 		return;
+	if (!strcmp(report_dest, "none") && !profiling)
+		return;
 	shim_guard++;
 	if (!pinfo.exe[0])
 		read_exe();

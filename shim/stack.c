@@ -205,7 +205,10 @@ void stack_unwrap(void *arg)
 
 void stack_main(void)
 {
-	int rule = stack_rule(default_stack(), NULL);
+	int rule;
+	if (!pol)
+		return;
+	rule = stack_rule(default_stack(), NULL);
 	if (rule >= 0)
 		prefault_self(rule, 1);
 }
