@@ -299,7 +299,8 @@ static void step_queue(struct act *x)
 	if (!(x->a & A_BACKGROUND))
 		return;
 	if (populate_ok && worker_enqueue((uintptr_t)x->start, x->len, x->pl->rule, x->r->chunk,
-	                                  x->pl->write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) == 0) {
+	                                  x->pl->write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ,
+	                                  (x->a & A_HUGEPAGE) && thp_ok) == 0) {
 		x->queued = 1;
 	} else {
 		st_add(&x->rs->skipped[SK_QUEUE], 1);

@@ -11,22 +11,29 @@
  * The worker never competes for the pages the program is faulting.  Two
  * threads faulting the same page both take the fault, and a worker that
  * trails the program through a buffer doubles its faults instead of saving
- * them.  So, before each chunk, mincore: a resident page in it means the
- * program is there (or past it).  Then the chunk is left to the program,
- * and the job *leaps*: from then on chunks are taken from the far end,
- * backwards, so that worker and program (which, like most, fills its buffer
- * from the start) meet once, in the middle of what was left, instead of
- * walking side by side.  A backward chunk found resident means they have
- * met: the job is done.  Several workers share one job chunk by chunk (one
- * cursor at each end, moved under the job lock), so there is no gap and no
- * overlap, and two cores fill a buffer about twice as fast.  bench/ has the
- * measurements behind this choice (BENCHMARKS.md, "Background").
+ * them.  So a job goes front to back, with a mincore before each chunk: a
+ * resident page in it means the program has overtaken the worker.  Then the
+ * chunk is left to the program and the job turns round: from then on chunks
+ * are taken from the far end, backwards, so that worker and program (which,
+ * like most, fills its buffer from the start) meet once, in the middle of
+ * what was left, instead of walking side by side.  Going down, a resident
+ * page in the chunk or the one below it means they have met: the rest is
+ * the program's.  The job also turns early when, while a worker populated a
+ * chunk, the program's threads took many faults (a quarter of the chunk's
+ * pages, or one huge page's worth): a huge page the program is faulting
+ * shows nothing to mincore until it is done.  Several workers share one job
+ * chunk by chunk (a cursor at each end, moved under the job lock), so there
+ * is no gap and no overlap, and two cores fill a buffer faster.  Chunks of
+ * a huge-page job are whole, aligned huge pages.  bench/bgstrat.c compared
+ * this ("farsig") with trailing, skipping, leaping strides and the plain far
+ * end (BENCHMARKS.md, "Background"): it took the fewest faults twice.
  *
- * The report's honest figure for faults taken twice: for each chunk, the
- * worker's own faults (RUSAGE_THREAD) and the faults every other thread took
- * meanwhile (RUSAGE_SELF less the worker's): the smaller of the two bounds
- * how many of the worker's faults the program can have taken too.  It is an
- * upper bound, not a count.
+ * The report's figure for faults taken twice is an upper bound: for each
+ * chunk, the worker's own faults (RUSAGE_THREAD) or the faults the
+ * program's threads took meanwhile (RUSAGE_SELF, less the workers'),
+ * whichever is smaller.  rusage cannot say where a fault fell, so the
+ * program's faults elsewhere count too: the bound is honest, not tight.
+ * The benchmark measures the true figure (every fault against the pages).
  *
  * Workers start on first need, block every signal, sleep on a futex while
  * the queue is empty, and leave after IDLE_NS with nothing to do (and at
@@ -35,6 +42,7 @@
  * queue and no workers.
  */
 #include "worker.h"
+#include "defs.h"
 #include "fork.h"
 #include "glue.h"
 #include "lock.h"
@@ -54,6 +62,7 @@ struct job {
 	int rule, advice;
 	int active;
 	int backward;        /* the program overtook: take chunks from hi down */
+	int huge;            /* chunks are whole, aligned huge pages */
 };
 
 static struct job jobs[JOBS];
@@ -62,6 +71,8 @@ static int nactive;           /* jobs with work left; read without the lock */
 static uint64_t next_seq;
 static uint32_t wake;         /* futex word: bumped when work arrives */
 static int nworkers, want_workers = 1, strategy;
+static int busy;              /* workers populating a chunk now */
+static uint64_t worker_faults; /* every worker's faults, published after each chunk */
 
 void worker_setup(unsigned workers, int strat)
 {
@@ -89,6 +100,7 @@ static void retire(struct job *j)
 /* A chunk of work, claimed under the lock. */
 struct claim {
 	uintptr_t s, e;
+	uintptr_t floor;     /* the job's low end: below it is done, or the program's */
 	int rule, advice, backward;
 	uint64_t seq;
 };
@@ -105,12 +117,17 @@ static int claim(struct claim *c)
 	if (j->backward) {
 		c->e = j->hi;
 		c->s = j->hi - j->lo > j->chunk ? j->hi - j->chunk : j->lo;
+		if (j->huge && (c->s & (HPAGE_SIZE - 1)) && (c->s & ~(uintptr_t)(HPAGE_SIZE - 1)) >= j->lo)
+			c->s &= ~(uintptr_t)(HPAGE_SIZE - 1); /* end on a huge-page boundary */
 		j->hi = c->s;
 	} else {
 		c->s = j->lo;
 		c->e = j->hi - j->lo > j->chunk ? j->lo + j->chunk : j->hi;
+		if (j->huge && (c->e & (HPAGE_SIZE - 1)) && ((c->e + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1)) <= j->hi)
+			c->e = (c->e + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1);
 		j->lo = c->e;
 	}
+	c->floor = j->lo;
 	c->rule = j->rule;
 	c->advice = j->advice;
 	c->backward = j->backward;
@@ -146,17 +163,29 @@ static void overtaken(const struct claim *c, struct rule_stats *rs)
 	spin_unlock(&jlock);
 }
 
+/* The program is at this chunk (or, going down, at the one below it). */
+static int program_near(const struct claim *c)
+{
+	size_t len = c->e - c->s;
+	if (os_resident_pages(c->s, c->e, page_size))
+		return 1;
+	/* Going down, the chunk below too, if it is still the job's: with the
+	 * program in it, populating this one would meet it mid-way. */
+	if (c->backward && c->s >= c->floor + len)
+		return os_resident_pages(c->s - len, c->s, page_size) != 0;
+	return 0;
+}
+
 static void do_chunk(const struct claim *c)
 {
 	struct rule_stats *rs = &g_stats.rules[c->rule];
-	size_t len = c->e - c->s, resident;
+	size_t len = c->e - c->s, resident = 0, pages = len / page_size;
 	struct faults self0, self1, mine;
 	struct meter m;
-	uint64_t others;
-	int r;
+	uint64_t others, own, wf0, wf1;
+	int r, alone;
 	if (strategy != BG_TRAIL) {
-		resident = os_resident_pages(c->s, c->e, page_size);
-		if (resident) { /* the program is here: leave the chunk to it */
+		if (program_near(c)) { /* the program is here: leave the chunk to it */
 			st_add(&rs->program_first_bytes, len);
 			overtaken(c, rs);
 			return;
@@ -165,14 +194,25 @@ static void do_chunk(const struct claim *c)
 		resident = os_resident_pages(c->s, c->e, page_size);
 		st_add(&rs->program_first_bytes, resident * page_size);
 	}
+	alone = __atomic_add_fetch(&busy, 1, __ATOMIC_ACQ_REL) == 1;
+	wf0 = __atomic_load_n(&worker_faults, __ATOMIC_ACQUIRE);
 	os_faults_self(&self0);
 	meter_start(&m);
 	r = sys_madvise((void *)c->s, len, c->advice);
 	meter_read(&m, &mine, NULL);
 	os_faults_self(&self1);
+	own = mine.minor + mine.major;
+	wf1 = __atomic_add_fetch(&worker_faults, own, __ATOMIC_ACQ_REL);
+	alone &= __atomic_sub_fetch(&busy, 1, __ATOMIC_ACQ_REL) == 0 && wf1 - wf0 == own;
 	stats_prefault_faults(rs, mine.minor, mine.major);
-	others = (self1.minor + self1.major) - (self0.minor + self0.major) - (mine.minor + mine.major);
-	st_add(&rs->twice_max, others < mine.minor + mine.major ? others : mine.minor + mine.major);
+	/* The program's threads' faults meanwhile: everyone's, less the workers'. */
+	others = (self1.minor + self1.major) - (self0.minor + self0.major);
+	others = others > wf1 - wf0 ? others - (wf1 - wf0) : 0;
+	st_add(&rs->twice_max, others < own ? others : own);
+	/* The early turn: the program faulted a lot while we populated, and no
+	 * other worker's faults are mixed in. */
+	if (strategy != BG_TRAIL && !c->backward && alone && others && others * 4 >= (own * 8 < pages ? 4 : pages))
+		overtaken(c, rs);
 	if (r == 0) {
 		st_add(&rs->background_bytes, len);
 		st_add(&rs->prefaulted_bytes, len - resident * page_size);
@@ -201,12 +241,14 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advice)
+int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advice, int huge)
 {
 	int i;
 	if (chunk < page_size)
 		chunk = 2 << 20;
 	chunk &= ~(page_size - 1);
+	if (huge && chunk < HPAGE_SIZE) /* smaller, and our own huge page would look like the program's */
+		chunk = HPAGE_SIZE;
 	spin_lock(&jlock);
 	for (i = 0; i < JOBS && jobs[i].active; i++)
 		;
@@ -221,6 +263,7 @@ int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advi
 	jobs[i].rule = rule;
 	jobs[i].advice = advice;
 	jobs[i].backward = 0;
+	jobs[i].huge = huge;
 	jobs[i].active = 1;
 	__atomic_store_n(&nactive, nactive + 1, __ATOMIC_RELAXED);
 	spin_unlock(&jlock);

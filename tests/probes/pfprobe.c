@@ -12,7 +12,8 @@
  *        all bytes read as zero before the program wrote anything)
  *   errno                 failing and succeeding calls, with errno
  *   vmlck SIZE            mmap, then VmLck in kB
- *   thp SIZE              mmap, then AnonHugePages of that mapping in kB
+ *   thp SIZE [wait]       mmap, then AnonHugePages of that mapping in kB (wait:
+ *                         once background work has made it all resident)
  *   exit MODE CODE        MODE: _exit _Exit exit return
  *   fork N                N children, each maps, touches, exits i+1
  *   vfork                 vfork+_exit, then vfork+exec of /bin/true
@@ -34,6 +35,13 @@
  *                         7 while its worker is busy; the parent exits 3
  *   bgwork SIZE MS        map SIZE, work MS ms on the CPU, then write every
  *                         page: map_ns, loop_faults
+ *   bgahead DECOY SIZE    map DECOY (a worker starts on it), then SIZE, and at
+ *                         once write the front half of SIZE; then wait (up to
+ *                         60 s) until the back half is resident, but for 2 MiB:
+ *                         front_faults=
+ *                         (the program's, writing the front half), waited_ms=
+ *   bgfill SIZE           map SIZE, touch nothing, wait (up to 60 s) until it is
+ *                         all resident: waited_ms=, resident=
  *   nothp CMD...          exec CMD with transparent huge pages disabled
  *   zerostress T N        T threads, each N rounds: map 256 KiB or 1 MiB, check
  *                         every word reads zero, scribble over a random part
@@ -732,6 +740,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "thp") && argc >= 3) {
 		size_t size = parse_size(argv[2]);
 		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		double t0 = now_ns();
+		/* "thp SIZE wait": for background work, until it is all resident (60 s at most) */
+		while (argc >= 4 && !strcmp(argv[3], "wait") && resident(p, size) < size / pg && now_ns() - t0 < 60e9)
+			usleep(2000);
 		printf("anon_huge_kb=%ld resident=%zu pages=%zu\n", smaps_field(p, "AnonHugePages:"), resident(p, size), size / pg);
 		return 0;
 	}
@@ -845,6 +857,33 @@ int main(int argc, char **argv)
 		for (i = 0; i < size; i += pg)
 			p[i] = 1;
 		printf("map_ns_per_page=%.1f loop_faults=%ld pages=%zu\n", t / (size / pg), thread_faults() - f, size / pg);
+		return 0;
+	}
+	if (!strcmp(argv[1], "bgahead") && argc >= 4) {
+		size_t decoy = parse_size(argv[2]), size = parse_size(argv[3]), i;
+		char *d = mmap(NULL, decoy, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		double t0;
+		long f = thread_faults();
+		for (i = 0; i < size / 2; i += pg)
+			p[i] = 1;
+		f = thread_faults() - f;
+		t0 = now_ns();
+		/* all of it, but for the chunk where a worker going down meets the
+		 * program (it is left to the program) */
+		while (resident(p + size / 2, size / 2) + (2u << 20) / pg < size / 2 / pg && now_ns() - t0 < 60e9)
+			usleep(2000);
+		printf("front_faults=%ld waited_ms=%.0f back_resident=%zu decoy_resident=%zu\n", f, (now_ns() - t0) / 1e6,
+		       resident(p + size / 2, size / 2), resident(d, decoy));
+		return 0;
+	}
+	if (!strcmp(argv[1], "bgfill") && argc >= 3) {
+		size_t size = parse_size(argv[2]);
+		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		double t0 = now_ns();
+		while (resident(p, size) < size / pg && now_ns() - t0 < 60e9)
+			usleep(2000);
+		printf("waited_ms=%.0f resident=%zu pages=%zu\n", (now_ns() - t0) / 1e6, resident(p, size), size / pg);
 		return 0;
 	}
 	if (!strcmp(argv[1], "nothp") && argc >= 3) {
