@@ -139,6 +139,7 @@ OBSERVE_BENCH := $(BUILD)/bench/bintrees $(BUILD)/bench/newdelete $(BUILD)/bench
 bench: all $(BUILD)/bench/overhead $(BUILD)/bench/large bench-observe
 	$(Q)$(BUILD)/prefault bench -r 3 512M
 	$(Q)sh bench/large.sh $(BUILD) 5 512
+	$(Q)sh bench/background.sh $(BUILD) 7 1024
 	$(Q)sh bench/overhead.sh $(BUILD) 31 3000 touch
 	$(Q)sh bench/overhead.sh $(BUILD) 21 200000 calls
 	$(Q)sh bench/overhead.sh $(BUILD) 21 5000000 malloc
