@@ -22,23 +22,35 @@
  *            times at the program's measured first-touch speed, go on from there
  *   leapfar  leap on the first overtake; overtaken again (the program is
  *            faster than the worker on populated pages), farend
+ *   farsig   farend, and also turn to the far end when other threads took
+ *            many faults while we populated a chunk (SIG_DIV: a quarter of a
+ *            chunk's pages, or one huge page): a program behind us on
+ *            populated pages takes none, so it is at or past our cursor,
+ *            faulting, maybe on the very chunk we took (a fault in flight
+ *            shows nothing resident to mincore).  Turning needlessly costs
+ *            nothing: going down we stop only where the program really is.
+ *            Only when no other worker populated meanwhile (with several,
+ *            it is mostly farend).
  *
  * With N workers all share one job under one lock: the unclaimed chunks are
  * [lo, hi); front claims take lo, back claims take hi - 1, so nothing is
  * claimed twice and whatever is not claimed is counted as left to the program.
  * -v checks that: each chunk is populated or left exactly once.
  *
- *   bgstrat [-s STRAT] [-w WORKERS] [-m MIB] [-W MS] [-c KIB] [-H] [-S K] [-v]
+ *   bgstrat [-s STRAT] [-w WORKERS] [-m MIB] [-W MS] [-c KIB] [-H] [-S K] [-I] [-v]
  *     -W MS   other work before the pass; -1: wait until the workers are done
  *             (fill time), then the pass
  *     -H      MADV_HUGEPAGE on a 2 MiB-aligned mapping
  *     -S K    emulate a worker K times slower (see populate())
+ *     -I      workers run under SCHED_IDLE: they take only CPU time nobody
+ *             else wants, so they never delay the program's own threads
  *
  * Prints one line of key=value: see the printf at the end of main().  Fault
  * units are 4 KiB pages, or 2 MiB pages with -H (one fault maps one).
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,11 +65,12 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-enum { NONE, TRAIL, SKIP, STRIDE, FAREND, LEAP, LEAPFAR, NSTRAT };
-static const char *names[NSTRAT] = {"none", "trail", "skip", "stride", "farend", "leap", "leapfar"};
+enum { NONE, TRAIL, SKIP, STRIDE, FAREND, LEAP, LEAPFAR, FARSIG, NSTRAT };
+static const char *names[NSTRAT] = {"none", "trail", "skip", "stride", "farend", "leap", "leapfar", "farsig"};
 
 #define MAXW 16
 #define GAP_T 2.0 /* gap ahead of the frontier, in worker chunk times */
+#define SIG_DIV 4 /* farsig: others' faults during a chunk, in chunk pages / SIG_DIV */
 
 static double now(void)
 {
@@ -77,13 +90,14 @@ static size_t pg, chunk, cpages, nchunks, unitpages;
 static char *base;
 static int strat, nworkers, verify;
 static double slow;
+static int idle_prio;
 
 /* The job.  Everything below the lock comment is guarded by `lock`. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER, idle = PTHREAD_COND_INITIALIZER;
 static int gen, active, stop, quit;
 static size_t lo, hi;
-static int back, overtakes;
+static int back, overtakes, signalled;
 static size_t stride_n;
 static double tc_ns;           /* worker time per fresh chunk (EWMA) */
 static double vf;              /* program first-touch speed, pages per ns (0: unknown) */
@@ -94,6 +108,7 @@ static double t_fill;          /* when the last chunk was finished (0: never) */
 static unsigned char *owner;   /* -v: 1 populated, 2 left to the program */
 
 static _Atomic long wpub;      /* workers' faults, published after each chunk */
+static _Atomic int inflight;   /* workers inside a populate */
 
 struct wstat {
 	long faults;           /* in madvise calls */
@@ -160,7 +175,7 @@ static void go_back(void)
 }
 
 /* The next chunk to populate, or -1.  Called with the lock held. */
-static long claim(int w, unsigned char *vec)
+static long claim(unsigned char *vec)
 {
 	size_t r;
 	if (stop)
@@ -183,6 +198,11 @@ static long claim(int w, unsigned char *vec)
 		}
 		if (strat == TRAIL)
 			return (long)lo++;
+		if (strat == FARSIG && signalled) {
+			overtakes++;
+			go_back();
+			continue;
+		}
 		r = resident(lo, vec);
 		if (!r) {
 			stride_n = 0;
@@ -203,6 +223,7 @@ static long claim(int w, unsigned char *vec)
 			break;
 		}
 		case FAREND:
+		case FARSIG:
 			leave(lo, lo + 1, &n_skip);
 			lo++;
 			go_back();
@@ -260,6 +281,11 @@ static void *worker(void *arg)
 	struct wstat *st = &ws[w];
 	volatile char stackwarm[64 << 10];
 	memset((char *)stackwarm, 0, sizeof stackwarm); /* no stack faults once timed */
+	if (idle_prio) {
+		struct sched_param sp = {0};
+		if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
+			fprintf(stderr, "bgstrat: SCHED_IDLE refused\n");
+	}
 	memset(st->vec, 0, sizeof st->vec);
 	for (;;) {
 		pthread_mutex_lock(&lock);
@@ -274,7 +300,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&lock);
 		for (;;) {
 			long c, fw0, fw1, fs0, fs1, p0, p1, own, others, others2, fresh, est;
-			int nextfree, seen;
+			int nextfree, seen, busy;
 			size_t r0;
 			double t0, t1;
 			int rc;
@@ -282,7 +308,7 @@ static void *worker(void *arg)
 			fs0 = faults(RUSAGE_SELF);
 			p0 = atomic_load(&wpub);
 			pthread_mutex_lock(&lock);
-			c = claim(w, st->vec);
+			c = claim(st->vec);
 			if (c >= 0) {
 				n_pop++;
 				mark((size_t)c, 1);
@@ -291,9 +317,11 @@ static void *worker(void *arg)
 			if (c < 0)
 				break;
 			r0 = resident((size_t)c, st->vec);
+			busy = atomic_fetch_add(&inflight, 1);
 			t0 = now();
 			rc = populate(base + (size_t)c * chunk, chunk);
 			t1 = now();
+			busy += atomic_fetch_sub(&inflight, 1) - 1;
 			fw1 = faults(RUSAGE_THREAD);
 			fs1 = faults(RUSAGE_SELF);
 			p1 = atomic_load(&wpub);
@@ -317,6 +345,11 @@ static void *worker(void *arg)
 			 * fresh */
 			pthread_mutex_lock(&lock);
 			nextfree = !back && (size_t)c + 1 >= lo && (size_t)c + 1 < hi;
+			/* only when no other worker was populating meanwhile: their
+			 * faults are published after each chunk, not during it */
+			if (strat == FARSIG && !back && !busy && p1 == p0 &&
+			    others2 >= (long)(unitpages > 1 ? 1 : cpages / SIG_DIV))
+				signalled = 1;
 			pthread_mutex_unlock(&lock);
 			seen = r0 > 0 || own < fresh;
 			if (seen || seen_prev || (nextfree && resident((size_t)c + 1, st->vec))) {
@@ -367,7 +400,7 @@ static void start_job(int wait)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bgstrat [-s none|trail|skip|stride|farend|leap|leapfar] [-w N] [-m MIB] [-W MS] [-c KIB] [-H] [-S K] [-v]\n");
+	fprintf(stderr, "usage: bgstrat [-s none|trail|skip|stride|farend|leap|leapfar|farsig] [-w N] [-m MIB] [-W MS] [-c KIB] [-H] [-S K] [-I] [-v]\n");
 	exit(2);
 }
 
@@ -385,7 +418,7 @@ int main(int argc, char **argv)
 	chunk = 2 << 20;
 	strat = TRAIL;
 	nworkers = 1;
-	while ((opt = getopt(argc, argv, "s:w:m:W:c:HvS:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:w:m:W:c:HvS:I")) != -1) {
 		switch (opt) {
 		case 's':
 			for (strat = 0; strat < NSTRAT && strcmp(names[strat], optarg); strat++)
@@ -400,6 +433,7 @@ int main(int argc, char **argv)
 		case 'H': huge = 1; break;
 		case 'v': verify = 1; break;
 		case 'S': slow = atof(optarg); break;
+		case 'I': idle_prio = 1; break;
 		default: usage();
 		}
 	}
@@ -431,7 +465,7 @@ int main(int argc, char **argv)
 	stop = 0;
 	t_fill = 0;
 	n_pop = n_skip = n_leapt = n_left = 0;
-	back = overtakes = 0;
+	back = overtakes = signalled = 0;
 	stride_n = 0;
 	tc_ns = vf = fs_t = 0;
 	fs_p = 0;
@@ -511,11 +545,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bgstrat: verified %zu chunks: %zu populated, %zu left, no gap, no overlap\n",
 			nchunks, pop, left);
 	}
-	printf("strat=%s workers=%d huge=%d chunk_kib=%zu work_ms=%g units=%zu loop_faults=%ld worker_faults=%ld"
+	printf("idle=%d strat=%s workers=%d huge=%d chunk_kib=%zu work_ms=%g units=%zu loop_faults=%ld worker_faults=%ld"
 	       " total_faults=%ld extra=%ld est_brief=%ld est_gated=%ld wall_ms=%.1f pass_ms=%.1f fill_ms=%.1f"
 	       " pop_chunks=%zu skip_chunks=%zu leapt_chunks=%zu left_chunks=%zu first_pages=%ld overtakes=%d"
 	       " errors=%ld\n",
-	       names[strat], nworkers, huge, chunk >> 10, work, units, floop, fworkers, fself1 - fself0,
+	       idle_prio, names[strat], nworkers, huge, chunk >> 10, work, units, floop, fworkers, fself1 - fself0,
 	       fself1 - fself0 - (long)units, eb, et, (t3 - t0) / 1e6, (t3 - t2) / 1e6,
 	       t_fill > 0 ? (t_fill - t1) / 1e6 : -1.0, n_pop, n_skip, n_leapt, n_left + (hi - lo), first,
 	       overtakes, errs);

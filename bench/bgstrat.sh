@@ -8,12 +8,17 @@
 #   matrix [ROUNDS] [MIB]      1 GiB by default; small and huge pages; 0, 100
 #                              and 400 ms of other work; no worker, and each
 #                              strategy with 1 and 2 workers
-#   slow [ROUNDS] [K]          small pages, the worker emulated K times slower
-#                              (default 8): the program outruns it, as on
-#                              machines where populate costs more than a write
-#                              to a populated page
+#   slow [ROUNDS] [K] [MIB]    small pages (512 MiB), the worker emulated K
+#                              times slower (default 8): the program outruns
+#                              it, as on machines where populate costs more
+#                              than a write to a populated page
+#   custom ROUNDS 'LABEL|ARGS'...  any configurations, rotated the same way
+#   summary                    summarise an existing $OUT again
 #   chunk [ROUNDS] [STRAT]     chunk sizes 256 KiB to 8 MiB for one strategy
-#   fill [ROUNDS] [STRAT]      time for 1 and 2 workers to fill 1 GiB alone
+#   fill [ROUNDS] [STRAT]      time for 1 and 2 workers to fill 1 GiB alone;
+#                              each measured run follows an unrecorded one
+#                              of the same kind, so both find memory the
+#                              host still backs (else the order decides)
 #   pairs [PAIRS] [STRAT]      writes straight after mmap: no worker against
 #                              STRAT with 1 and 2 workers, alternating (ABBA);
 #                              median of the per-pair wall ratios (without/with)
@@ -32,11 +37,12 @@ shift 2 || true
 X="$B/bench/bgstrat"
 [ -x "$X" ] || make -s "$X"
 OUT=${OUT:-bgstrat-$MODE.out}
-: >"$OUT"
+[ "$MODE" = summary ] || : >"$OUT"
 
 run() { # label args...
 	l=$1
 	shift
+	if [ -n "$WARM" ]; then "$X" "$@" >/dev/null; fi
 	echo "cfg=$l $("$X" "$@") load=$(cut -d' ' -f1 /proc/loadavg)" >>"$OUT"
 }
 
@@ -98,7 +104,7 @@ summary() {
 	}' "$OUT"
 }
 
-STRATS="trail skip stride farend leap leapfar"
+STRATS=${STRATS:-trail skip stride farend leap leapfar farsig}
 case $MODE in
 matrix)
 	N=${1:-5}
@@ -118,10 +124,13 @@ matrix)
 slow)
 	N=${1:-3}
 	K=${2:-8}
+	MIB=${3:-512}
 	set --
 	for w in 0 100 400; do
-		set -- "$@" "slow$K/W$w/none|-s none -W $w"
-		for s in $STRATS; do set -- "$@" "slow$K/W$w/$s/w1|-s $s -S $K -W $w"; done
+		set -- "$@" "slow$K/W$w/none|-s none -m $MIB -W $w"
+		for s in $STRATS; do
+			for n in 1 2; do set -- "$@" "slow$K/W$w/$s/w$n|-s $s -w $n -S $K -m $MIB -W $w"; done
+		done
 	done
 	rounds "$N" "$@"
 	summary
@@ -147,6 +156,7 @@ fill)
 	for p in small huge; do
 		for n in 1 2; do set -- "$@" "$p/fill/$S/w$n|-s $S -w $n -W -1 $(hflag $p)"; done
 	done
+	WARM=1
 	rounds "$N" "$@"
 	summary
 	;;
@@ -182,8 +192,17 @@ pairs)
 		done
 	done
 	;;
+custom)
+	N=${1:-3}
+	shift
+	rounds "$N" "$@"
+	summary
+	;;
+summary)
+	summary
+	;;
 *)
-	echo "usage: bgstrat.sh BUILD matrix|slow|chunk|fill|pairs [ROUNDS] [ARG]" >&2
+	echo "usage: bgstrat.sh BUILD matrix|slow|chunk|fill|pairs|summary [ROUNDS] [ARG]" >&2
 	exit 2
 	;;
 esac
