@@ -33,7 +33,7 @@
 set -e
 B=${1:-build}
 MODE=${2:-matrix}
-shift 2 || true
+if [ $# -ge 2 ]; then shift 2; else set --; fi
 X="$B/bench/bgstrat"
 [ -x "$X" ] || make -s "$X"
 OUT=${OUT:-bgstrat-$MODE.out}
