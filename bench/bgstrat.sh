@@ -202,7 +202,7 @@ summary)
 	summary
 	;;
 *)
-	echo "usage: bgstrat.sh BUILD matrix|slow|chunk|fill|pairs|summary [ROUNDS] [ARG]" >&2
+	echo "usage: bgstrat.sh BUILD matrix|slow|chunk|fill|pairs|custom|summary [ROUNDS] [ARG...]" >&2
 	exit 2
 	;;
 esac
