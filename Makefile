@@ -42,7 +42,7 @@ SHIM_SRC := shim/init.c shim/interpose.c shim/match.c shim/os.c shim/policy.c sh
 PURE_SRC := shim/policy.c shim/glob.c shim/sbuf.c
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c tools/cli_profile.c \
            tools/profile_data.c tools/profile_out.c tools/suggest.c tools/cli_trial.c tools/cli_bench.c tools/spread.c \
-           tools/json.c
+           tools/child.c tools/json.c tools/reports.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/libstack.so
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
