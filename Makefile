@@ -41,11 +41,12 @@ SHIM_SRC := shim/init.c shim/interpose.c shim/match.c shim/os.c shim/policy.c sh
             shim/worker.c shim/pool.c shim/stack.c shim/recycle.c shim/profile.c
 PURE_SRC := shim/policy.c shim/glob.c shim/sbuf.c
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c tools/cli_profile.c \
-           tools/profile_data.c tools/profile_out.c tools/suggest.c tools/cli_trial.c tools/cli_bench.c tools/spread.c \
-           tools/child.c tools/json.c tools/reports.c
+           tools/profile_data.c tools/profile_out.c tools/suggest.c tools/cli_trial.c tools/cli_bench.c tools/spread.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/libstack.so
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
+# run, profile and trial: the program as our child, and its reports read back
+CLI_SRC += tools/child.c tools/json.c tools/reports.c
 CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC)) $(patsubst %.c,$(BUILD)/obj/cli/%.o,$(PURE_SRC))
 
 SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-strict-aliasing -D_GNU_SOURCE
@@ -142,6 +143,7 @@ test-deps:
 	$$sudo sh -c '$(TEST_PKGS_CMD)'"$$missing" || exit 2; \
 	command -v $(BATS) >/dev/null 2>&1 && [ -x $(TEST_PY) ] || { echo "make test: still no $(BATS) or $(TEST_PY)" >&2; exit 2; }
 
+.PHONY: test-deps
 test: test-deps all probes
 	$(Q)PREFAULT_BUILD=$(abspath $(BUILD)) $(BATS) $(if $(BATS_JOBS),--jobs $(BATS_JOBS)) tests
 
@@ -202,5 +204,5 @@ uninstall:
 clean:
 	rm -rf build build-*
 
-.PHONY: all probes test test-deps test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python
+.PHONY: all probes test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python
 .DELETE_ON_ERROR:
