@@ -119,6 +119,8 @@ struct rstat {
 	const char *name;
 	uint64_t matched, bytes, prefaulted, us, faults;
 	uint64_t queued, populated, program_first, cancelled, left;
+	uint64_t leaps, twice_max; /* newer shims; has_twice: reported */
+	int has_twice;
 	uint64_t kept, recycled, reused_bytes, zero_us, cache_peak;
 	uint64_t huge, small_fallbacks;
 	int nskip;
@@ -141,6 +143,12 @@ static void rule_add(struct rstat *s, const struct json *r)
 	s->program_first += num(r, "background.program_first_bytes");
 	s->cancelled += num(r, "background.cancelled_bytes");
 	s->left += num(r, "background.left_bytes");
+	s->leaps += num(r, "background.leaps");
+	if (json_path(r, "background.twice_faults_max")) {
+		s->has_twice = 1;
+		if (num(r, "background.twice_faults_max") > s->twice_max)
+			s->twice_max = num(r, "background.twice_faults_max");
+	}
 	s->kept += num(r, "recycle.kept");
 	s->recycled += num(r, "recycle.recycled");
 	s->reused_bytes += num(r, "recycle.bytes_reused");
@@ -193,6 +201,14 @@ static void text_rule(struct sbuf *sb, const struct rstat *rs, const char *suffi
 		sb_size_human(sb, rs->queued);
 		sb_str(sb, " (program first to ");
 		sb_size_human(sb, rs->program_first);
+		if (rs->leaps) {
+			sb_str(sb, ", leaps ");
+			sb_u64(sb, rs->leaps);
+		}
+		if (rs->has_twice) {
+			sb_str(sb, ", faults taken twice at most ");
+			sb_u64(sb, rs->twice_max);
+		}
 		if (rs->cancelled) {
 			sb_str(sb, ", cancelled ");
 			sb_size_human(sb, rs->cancelled);
@@ -258,14 +274,43 @@ static void budget_line(struct sbuf *sb, const char *policy, uint64_t peak, uint
 	sb_chr(sb, '\n');
 }
 
-static void unmatched_line(struct sbuf *sb, uint64_t nm, uint64_t bm, uint64_t na, uint64_t ba)
+/* The malloc family's threshold: no member (an older shim: every call
+ * counted), null (not counted at all), or the least size counted. */
+enum { MALLOC_ALL, MALLOC_NONE, MALLOC_FROM };
+
+static int malloc_counting(const struct json *d, uint64_t *from)
+{
+	const struct json *m = json_get(d, "malloc_counted_from");
+	if (!m)
+		return MALLOC_ALL;
+	if (m->type != JSON_NUMBER)
+		return MALLOC_NONE;
+	*from = json_u64(m, 0);
+	return MALLOC_FROM;
+}
+
+/* As shim/report.c's unmatched line. */
+static void unmatched_line(struct sbuf *sb, uint64_t nm, uint64_t bm, uint64_t na, uint64_t ba, int counting,
+                           uint64_t from)
 {
 	sb_str(sb, "prefault:   unmatched: ");
 	sb_u64(sb, nm);
 	sb_str(sb, " mmap (");
 	sb_size_human(sb, bm);
+	if (counting == MALLOC_NONE) {
+		sb_str(sb, "); malloc family not counted (no rule or profile watches it)\n");
+		return;
+	}
 	sb_str(sb, "), ");
 	sb_u64(sb, na);
+	if (counting == MALLOC_FROM) {
+		sb_str(sb, " malloc blocks of ");
+		sb_size_human(sb, from);
+		sb_str(sb, " or more (");
+		sb_size_human(sb, ba);
+		sb_str(sb, "; smaller ones not counted)\n");
+		return;
+	}
 	sb_str(sb, " malloc (");
 	sb_size_human(sb, ba);
 	sb_str(sb, ")\n");
@@ -307,8 +352,12 @@ static void print_one(struct sbuf *sb, const struct json *d)
 		rule_add(&s, r);
 		text_rule(sb, &s, "");
 	}
-	unmatched_line(sb, num(d, "unmatched.mmap.matched"), num(d, "unmatched.mmap.bytes"), num(d, "unmatched.malloc.matched"),
-	               num(d, "unmatched.malloc.bytes"));
+	{
+		uint64_t from = 0;
+		int counting = malloc_counting(d, &from);
+		unmatched_line(sb, num(d, "unmatched.mmap.matched"), num(d, "unmatched.mmap.bytes"),
+		               num(d, "unmatched.malloc.matched"), num(d, "unmatched.malloc.bytes"), counting, from);
+	}
 	for (r = json_get(d, "notes") ? json_get(d, "notes")->child : NULL; r; r = r->next)
 		if (json_str(r, NULL))
 			note_line(sb, json_str(r, NULL));
@@ -328,7 +377,8 @@ static int cmp_faults(const void *a, const void *b)
 static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root, const char *root_name, double wall_s)
 {
 	uint64_t minor = 0, major = 0, inprog = 0, inpf = 0, peak = 0, limit = 0;
-	uint64_t um[4] = { 0, 0, 0, 0 };
+	uint64_t um[4] = { 0, 0, 0, 0 }, from = UINT64_MAX;
+	int counting = MALLOC_NONE;
 	const char *policy = NULL, *name = root_name;
 	int i, k, nrules = 0, others = 0, nnotes = 0;
 	struct rstat *rules = NULL;
@@ -358,6 +408,18 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 		um[1] += num(d, "unmatched.mmap.bytes");
 		um[2] += num(d, "unmatched.malloc.matched");
 		um[3] += num(d, "unmatched.malloc.bytes");
+		{
+			/* Counted anywhere: from the least threshold of any process. */
+			uint64_t f = 0;
+			int c = malloc_counting(d, &f);
+			if (c == MALLOC_ALL || (c == MALLOC_FROM && counting == MALLOC_ALL))
+				counting = MALLOC_ALL;
+			else if (c == MALLOC_FROM) {
+				counting = MALLOC_FROM;
+				if (f < from)
+					from = f;
+			}
+		}
 		for (r = json_get(d, "rules") ? json_get(d, "rules")->child : NULL; r; r = r->next) {
 			const char *rn = json_str(json_get(r, "name"), "?");
 			for (k = 0; k < nrules && strcmp(rules[k].name, rn); k++)
@@ -423,7 +485,7 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 	}
 	for (k = 0; k < nrules; k++)
 		text_rule(sb, &rules[k], " (all processes)");
-	unmatched_line(sb, um[0], um[1], um[2], um[3]);
+	unmatched_line(sb, um[0], um[1], um[2], um[3], counting, from);
 	for (k = 0; k < nnotes; k++)
 		note_line(sb, notes[k]);
 	free(rules);
