@@ -140,7 +140,7 @@ test-deps:
 		exit 2; \
 	fi; \
 	echo "make test: installing Debian's packages:$$missing" >&2; \
-	$$sudo sh -c '$(TEST_PKGS_CMD)'"$$missing" || exit 2; \
+	$$sudo sh -c '$(TEST_PKGS_CMD)'"$$missing" >/dev/null || exit 2; \
 	command -v $(BATS) >/dev/null 2>&1 && [ -x $(TEST_PY) ] || { echo "make test: still no $(BATS) or $(TEST_PY)" >&2; exit 2; }
 
 .PHONY: test-deps
