@@ -51,6 +51,8 @@ PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libsta
           $(BUILD)/probes/libcount.so
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
+# run, profile and trial: the program as our child, and its reports read back
+CLI_SRC += tools/child.c tools/json.c tools/reports.c
 CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC)) $(patsubst %.c,$(BUILD)/obj/cli/%.o,$(PURE_SRC))
 
 SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-strict-aliasing -D_GNU_SOURCE
@@ -162,8 +164,34 @@ bench-python: all $(BUILD)/bench/arena
 demo: all $(BUILD)/examples/stream
 	$(Q)sh examples/demo.sh $(BUILD)
 
+# The suite needs bats and, as a test helper, /usr/bin/python3.  On a fresh
+# Debian machine they come from Debian's packages: installed here as root
+# or through sudo -n; otherwise the command to run is printed (exit 2).
 BATS ?= bats
-test: all probes
+TEST_PY ?= /usr/bin/python3
+TEST_PKGS_CMD = apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
+test-deps:
+	$(Q)missing=; \
+	command -v $(BATS) >/dev/null 2>&1 || missing="$$missing bats"; \
+	[ -x $(TEST_PY) ] || missing="$$missing python3"; \
+	[ -n "$$missing" ] || exit 0; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+		echo "make test needs:$$missing (bats-core, and python3 as $(TEST_PY)); install them, then run make test again" >&2; \
+		exit 2; \
+	fi; \
+	if [ "$$(id -u)" -eq 0 ]; then sudo=; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else \
+		echo "make test needs Debian's packages:$$missing.  Install them with:" >&2; \
+		echo "    sudo sh -c 'apt-get update && apt-get install -y --no-install-recommends$$missing'" >&2; \
+		exit 2; \
+	fi; \
+	echo "make test: installing Debian's packages:$$missing" >&2; \
+	$$sudo sh -c '$(TEST_PKGS_CMD)'"$$missing" >/dev/null || exit 2; \
+	command -v $(BATS) >/dev/null 2>&1 && [ -x $(TEST_PY) ] || { echo "make test: still no $(BATS) or $(TEST_PY)" >&2; exit 2; }
+
+.PHONY: test-deps
+test: test-deps all probes
 	$(Q)PREFAULT_BUILD=$(abspath $(BUILD)) $(BATS) $(if $(BATS_JOBS),--jobs $(BATS_JOBS)) tests
 
 # CPython's regression tests under the shim and the cpython policy (minutes).

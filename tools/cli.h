@@ -19,7 +19,8 @@ void list_shipped(FILE *out);
 
 /* cli_run.c */
 int prepare_env(const char *policy_arg, const char *report);
-void exec_or_die(char **cmd) __attribute__((noreturn));
+/* The policy prepare_env checked, or NULL if none was given. */
+const struct policy *prepared_policy(void);
 int set_preload(const char *shim);
 int cmd_run(int argc, char **argv);
 

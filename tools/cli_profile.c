@@ -7,15 +7,13 @@
  * the code that takes the faults.  The exit status is CMD's.
  */
 #include "cli.h"
+#include "child.h"
 #include "profile_data.h"
-#include <dirent.h>
+#include "reports.h"
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static int cmp_site(const void *a, const void *b)
@@ -84,42 +82,13 @@ static void print_table(FILE *o, const struct profile *m, int nproc, const char 
 	}
 }
 
-static char *tmp_dir(void)
-{
-	const char *base = getenv("TMPDIR");
-	char *d = malloc(4096);
-	if (!d)
-		return NULL;
-	snprintf(d, 4096, "%s/prefault-profile.XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(d)) {
-		free(d);
-		return NULL;
-	}
-	return d;
-}
-
-static void remove_dir(const char *d)
-{
-	DIR *dir = opendir(d);
-	struct dirent *e;
-	char p[4200];
-	while (dir && (e = readdir(dir))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-		unlink(p);
-	}
-	if (dir)
-		closedir(dir);
-	rmdir(d);
-}
-
 int cmd_profile(int argc, char **argv)
 {
 	const char *out_json = NULL, *suggest = NULL, *svg = NULL, *folded = NULL, *period = NULL;
 	char *dir, spec[4200], cmd[256];
-	int i, status, nproc = 0, rc;
-	pid_t child;
+	int i, nproc = 0, rc;
+	struct child_spec cs;
+	struct child_result cr;
 	struct profile merged, *procs = NULL;
 	for (i = 1; i < argc; i++) {
 		const char **dst = NULL;
@@ -159,39 +128,40 @@ int cmd_profile(int argc, char **argv)
 		}
 		setenv("PREFAULT_PROFILE_PERIOD", period, 1);
 	}
-	dir = tmp_dir();
+	dir = scratch_dir("profile");
 	if (!dir) {
 		fprintf(stderr, "prefault profile: cannot make a temporary directory: %s\n", strerror(errno));
 		return EXIT_USAGE;
 	}
 	if (prepare_env(NULL, "none") < 0) {
-		remove_dir(dir);
+		scratch_clean(dir, 1);
+		free(dir);
 		return EXIT_USAGE;
 	}
 	snprintf(spec, sizeof spec, "%s/%%p.prof", dir);
 	setenv("PREFAULT_PROFILE", spec, 1);
-	signal(SIGINT, SIG_IGN); /* the program gets them; we wait for it */
-	signal(SIGQUIT, SIG_IGN);
-	child = fork();
-	if (child < 0) {
-		perror("prefault profile: fork");
-		remove_dir(dir);
-		return EXIT_USAGE;
+	memset(&cs, 0, sizeof cs);
+	cs.argv = argv + i;
+	cs.fd_in = cs.fd_out = cs.fd_err = -1;
+	if (child_run(&cs, &cr) < 0) {
+		fprintf(stderr, "prefault profile: cannot start %s: %s\n", argv[i], strerror(errno));
+		scratch_clean(dir, 1);
+		free(dir);
+		return 126;
 	}
-	if (child == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		exec_or_die(argv + i);
+	rc = child_exit_code(cr.status);
+	if (cr.exec_errno) { /* said by the child */
+		scratch_clean(dir, 1);
+		free(dir);
+		return rc;
 	}
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
-	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (load_profiles(dir, &procs, &nproc) < 0 || nproc == 0) {
 		fprintf(stderr, "prefault profile: no profile was written (a static binary, or a set-user-ID program?)\n");
-		remove_dir(dir);
+		scratch_clean(dir, 1);
+		free(dir);
 		return rc ? rc : 1;
 	}
-	remove_dir(dir);
+	scratch_clean(dir, 1);
 	free(dir);
 	merge_profiles(procs, nproc, &merged);
 	if (merged.nsites) /* (qsort of a NULL, empty array is undefined) */

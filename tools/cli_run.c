@@ -1,15 +1,26 @@
 /* cli_run.c: `prefault run [-p POLICY] [-o REPORT] -- CMD [ARGS...]`.
  *
- * Checks the policy first (a bad one exits 2 and starts nothing), then
- * prepends the shim to LD_PRELOAD (keeping what was there, libeatmydata
- * style), sets PREFAULT_POLICY and PREFAULT_REPORT, and execs CMD, so the
- * exit status is the program's own.
+ * Checks the policy first (a bad one exits 2 and starts nothing), prepends
+ * the shim to LD_PRELOAD (keeping what was there, libeatmydata style), sets
+ * PREFAULT_POLICY, and runs CMD as its child (see child.h), so the exit
+ * status is the program's own (128+N after signal N).
+ *
+ * The report: many programs close stderr before the shim's report is
+ * written at exit (coreutils' close_stdout, daemons), and a report on
+ * stderr is then lost.  So unless told where the report goes, the tool has
+ * each process write JSON into a private directory and prints it itself,
+ * on its own stderr, once the program has exited: one process as the
+ * shim's text report, a process tree as one summary.
  */
 #include "cli.h"
+#include "child.h"
+#include "reports.h"
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int preload_has(const char *list, const char *lib)
@@ -47,11 +58,14 @@ int set_preload(const char *shim)
 	return 0;
 }
 
+static struct policy prepared;
+static int have_prepared;
+
 /* Shared by run, trial and profile: policy checked, environment set. */
 int prepare_env(const char *policy_arg, const char *report)
 {
-	static struct policy pol;
 	const char *shim = find_shim();
+	have_prepared = 0;
 	if (!shim) {
 		fprintf(stderr, "prefault: cannot find libprefault.so (set PREFAULT_SHIM)\n");
 		return -1;
@@ -60,12 +74,13 @@ int prepare_env(const char *policy_arg, const char *report)
 		char *path = resolve_policy(policy_arg);
 		if (!path)
 			return -1;
-		if (load_policy_file(path, strchr(policy_arg, '/') ? policy_arg : path, &pol) < 0) {
+		if (load_policy_file(path, strchr(policy_arg, '/') ? policy_arg : path, &prepared) < 0) {
 			free(path);
 			return -1;
 		}
 		setenv("PREFAULT_POLICY", path, 1);
 		free(path);
+		have_prepared = 1;
 	} else {
 		unsetenv("PREFAULT_POLICY");
 	}
@@ -74,19 +89,46 @@ int prepare_env(const char *policy_arg, const char *report)
 	return set_preload(shim);
 }
 
-void exec_or_die(char **cmd)
+const struct policy *prepared_policy(void) { return have_prepared ? &prepared : NULL; }
+
+/* Where the report goes, as the shim would decide: -o, else an inherited
+ * PREFAULT_REPORT, else the policy's report key.  NULL (or "stderr") means
+ * the tool collects the reports and prints them itself. */
+static const char *report_dest(const char *opt)
 {
-	int e;
-	execvp(cmd[0], cmd);
-	e = errno;
-	fprintf(stderr, "prefault: %s: %s\n", cmd[0], strerror(e));
-	exit(e == ENOENT ? 127 : 126);
+	const char *env = getenv("PREFAULT_REPORT");
+	const struct policy *pol = prepared_policy();
+	if (opt)
+		return opt;
+	if (env && *env)
+		return env;
+	if (pol && pol->has_report)
+		return pol->report;
+	return NULL;
+}
+
+/* Why there is nothing to print. */
+static void no_report(const char *prog, const struct child_result *r)
+{
+	if (WIFSIGNALED(r->status))
+		fprintf(stderr,
+		        "prefault: %s[%d] was killed by signal %d (%s): no report (the shim reports at exit, "
+		        "which a signal's default action skips)\n",
+		        prog, (int)r->pid, WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
+	else
+		fprintf(stderr,
+		        "prefault: %s[%d] wrote no report (a statically linked or set-user-ID program, or one that "
+		        "cleared LD_PRELOAD)\n",
+		        prog, (int)r->pid);
 }
 
 int cmd_run(int argc, char **argv)
 {
-	const char *policy = NULL, *report = NULL;
-	int i;
+	const char *policy = NULL, *report = NULL, *dest, *prog;
+	char *dir = NULL;
+	struct child_spec spec;
+	struct child_result r;
+	int i, rc;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			i++;
@@ -111,10 +153,55 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "prefault run: no command given\n");
 		goto usage;
 	}
-	if (prepare_env(policy, report) < 0)
+	if (prepare_env(policy, NULL) < 0)
 		return EXIT_USAGE;
-	exec_or_die(argv + i);
-	return 127;
+	dest = report_dest(report);
+	if (dest && strcmp(dest, "stderr")) {
+		/* none, or files the shim writes itself: nothing to print. */
+		setenv("PREFAULT_REPORT", dest, 1);
+	} else {
+		dir = scratch_dir("run");
+		if (dir) {
+			char *spec_path;
+			if (asprintf(&spec_path, "%s/%%p.json", dir) < 0) {
+				perror("prefault run");
+				scratch_clean(dir, 1);
+				return EXIT_USAGE;
+			}
+			setenv("PREFAULT_REPORT", spec_path, 1);
+			setenv("PREFAULT_REPORT_QUIET", "1", 1);
+			free(spec_path);
+		} else {
+			fprintf(stderr, "prefault run: cannot make a private directory for the reports (%s): they go to "
+			                "the program's stderr\n", strerror(errno));
+			setenv("PREFAULT_REPORT", "stderr", 1);
+		}
+	}
+	memset(&spec, 0, sizeof spec);
+	spec.argv = argv + i;
+	spec.fd_in = spec.fd_out = spec.fd_err = -1;
+	if (child_run(&spec, &r) < 0) {
+		fprintf(stderr, "prefault run: cannot start %s: %s\n", argv[i], strerror(errno));
+		if (dir)
+			scratch_clean(dir, 1);
+		free(dir);
+		return 126;
+	}
+	rc = child_exit_code(r.status);
+	if (dir) {
+		struct report_set rs;
+		prog = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
+		if (!r.exec_errno && reports_load(dir, &rs) == 0) {
+			if (rs.n || rs.unreadable)
+				reports_print(2, &rs, r.pid, prog, r.wall_s);
+			else
+				no_report(prog, &r);
+			reports_free(&rs);
+		}
+		scratch_clean(dir, 1);
+		free(dir);
+	}
+	return rc;
 usage:
 	fprintf(stderr, "usage: prefault run [-p POLICY] [-o REPORT] -- CMD [ARGS...]\n");
 	return EXIT_USAGE;

@@ -10,17 +10,17 @@
  * otherwise inconclusive.
  */
 #include "cli.h"
+#include "child.h"
 #include "profile_data.h"
+#include "reports.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 enum { M_WALL, M_USER, M_SYS, M_MINOR, M_MAJOR, M_RSS, M_PROGRAM, M_COUNT };
@@ -34,84 +34,70 @@ struct run {
 	int status; /* wait status */
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Sum "in_program" over the reports a run left in dir, and empty it. */
 static long sum_reports(const char *dir, int *count)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	struct report_set rs;
 	long sum = 0;
-	char path[4400], buf[65536];
+	int k;
 	*count = 0;
-	while (d && (e = readdir(d))) {
-		FILE *f;
-		size_t n;
-		char *p;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		f = fopen(path, "r");
-		if (f) {
-			n = fread(buf, 1, sizeof buf - 1, f);
-			buf[n] = '\0';
-			fclose(f);
-			p = strstr(buf, "\"in_program\":");
-			if (p) {
-				sum += atol(p + 13);
-				(*count)++;
-			}
-		}
-		unlink(path);
+	if (reports_load(dir, &rs) == 0) {
+		for (k = 0; k < rs.n; k++)
+			sum += (long)report_in_program(rs.docs[k]);
+		*count = rs.n;
+		reports_free(&rs);
 	}
-	if (d)
-		closedir(d);
+	scratch_clean(dir, 0);
 	return sum;
+}
+
+struct with_env {
+	const char *policy, *dir;
+};
+
+/* In the child of a run with the policy: the shim, the policy, reports in dir. */
+static void set_with_env(void *arg)
+{
+	const struct with_env *w = arg;
+	char spec[4400];
+	snprintf(spec, sizeof spec, "%s/%%p.json", w->dir);
+	setenv("PREFAULT_POLICY", w->policy, 1);
+	setenv("PREFAULT_REPORT", spec, 1);
+	if (set_preload(find_shim()) < 0)
+		_exit(126);
 }
 
 static int run_once(char **cmd, int with, const char *policy, const char *dir, const char *errfile, struct run *r)
 {
-	struct rusage ru;
-	double t0 = now_s();
-	int st, nrep;
-	pid_t c = fork();
-	if (c < 0)
-		return -1;
-	if (c == 0) {
-		int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY), err = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (in >= 0)
-			dup2(in, 0);
-		if (out >= 0)
-			dup2(out, 1);
-		if (err >= 0)
-			dup2(err, 2);
-		if (with) {
-			char spec[4400];
-			snprintf(spec, sizeof spec, "%s/%%p.json", dir);
-			setenv("PREFAULT_POLICY", policy, 1);
-			setenv("PREFAULT_REPORT", spec, 1);
-			if (set_preload(find_shim()) < 0)
-				_exit(126);
-		}
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "prefault trial: %s: %s\n", cmd[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+	struct child_spec spec;
+	struct child_result cr;
+	struct with_env w = { policy, dir };
+	int nrep, rc;
+	memset(&spec, 0, sizeof spec);
+	spec.argv = cmd;
+	spec.fd_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	spec.fd_out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	spec.fd_err = open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (with) {
+		spec.in_child = set_with_env;
+		spec.arg = &w;
 	}
-	while (wait4(c, &st, 0, &ru) < 0)
-		if (errno != EINTR)
-			return -1;
-	r->v[M_WALL] = now_s() - t0;
-	r->v[M_USER] = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
-	r->v[M_SYS] = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	r->v[M_MINOR] = (double)ru.ru_minflt;
-	r->v[M_MAJOR] = (double)ru.ru_majflt;
-	r->v[M_RSS] = (double)ru.ru_maxrss;
-	r->status = st;
+	rc = child_run(&spec, &cr);
+	if (spec.fd_in >= 0)
+		close(spec.fd_in);
+	if (spec.fd_out >= 0)
+		close(spec.fd_out);
+	if (spec.fd_err >= 0)
+		close(spec.fd_err);
+	if (rc < 0)
+		return -1;
+	r->v[M_WALL] = cr.wall_s;
+	r->v[M_USER] = (double)cr.ru.ru_utime.tv_sec + (double)cr.ru.ru_utime.tv_usec / 1e6;
+	r->v[M_SYS] = (double)cr.ru.ru_stime.tv_sec + (double)cr.ru.ru_stime.tv_usec / 1e6;
+	r->v[M_MINOR] = (double)cr.ru.ru_minflt;
+	r->v[M_MAJOR] = (double)cr.ru.ru_majflt;
+	r->v[M_RSS] = (double)cr.ru.ru_maxrss;
+	r->status = cr.status;
 	if (with) {
 		long inprog = sum_reports(dir, &nrep);
 		r->v[M_PROGRAM] = nrep ? (double)inprog : r->v[M_MINOR] + r->v[M_MAJOR];
@@ -161,7 +147,7 @@ static void show_failure(const char *side, int run, int st, const char *errfile)
 int cmd_trial(int argc, char **argv)
 {
 	const char *policy_arg = NULL;
-	char *policy = NULL, dir[4096], errfile[4200];
+	char *policy = NULL, *dir, errfile[4200], repdir[4200];
 	int runs = 5, json = 0, i, k, m, fail = 0;
 	static struct run A[128], B[128];
 	double ratios[128];
@@ -207,12 +193,19 @@ int cmd_trial(int argc, char **argv)
 		fprintf(stderr, "prefault: cannot find libprefault.so (set PREFAULT_SHIM)\n");
 		return EXIT_USAGE;
 	}
-	snprintf(dir, sizeof dir, "%s/prefault-trial.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		perror("prefault trial: mkdtemp");
+	/* dir/stderr: the program's stderr of the last run; dir/r: its reports. */
+	dir = scratch_dir("trial");
+	if (!dir) {
+		perror("prefault trial: cannot make a temporary directory");
 		return EXIT_USAGE;
 	}
 	snprintf(errfile, sizeof errfile, "%s/stderr", dir);
+	snprintf(repdir, sizeof repdir, "%s/r", dir);
+	if (mkdir(repdir, 0700) < 0) {
+		perror("prefault trial: cannot make a temporary directory");
+		rmdir(dir);
+		return EXIT_USAGE;
+	}
 	unsetenv("PREFAULT_POLICY");
 	unsetenv("PREFAULT_REPORT");
 	if (!json)
@@ -223,17 +216,24 @@ int cmd_trial(int argc, char **argv)
 		for (m = 0; m < 2 && !fail; m++) {
 			int with = m ^ first_with;
 			struct run *r = with ? b : a;
-			if (run_once(argv + i, with, policy, dir, errfile, r) < 0) {
+			int sig;
+			if (run_once(argv + i, with, policy, repdir, errfile, r) < 0) {
 				perror("prefault trial");
 				fail = 1;
 			} else if (r->status != 0) {
 				show_failure(with ? "with the policy" : "without prefault", k + 2, r->status, errfile);
-				fail = WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128 + WTERMSIG(r->status);
+				fail = child_exit_code(r->status);
+			} else if ((sig = child_take_pending_signal())) {
+				/* Between two runs: stop here, as the program would have. */
+				fprintf(stderr, "prefault trial: stopped by signal %d (%s)\n", sig, strsignal(sig));
+				fail = 128 + sig;
 			}
 		}
 	}
+	scratch_clean(repdir, 1);
 	unlink(errfile);
 	rmdir(dir);
+	free(dir);
 	if (fail) {
 		if (json)
 			printf("{\"failed\":true,\"exit_status\":%d}\n", fail);

@@ -1,0 +1,195 @@
+#!/usr/bin/env bats
+# prefault run as the program's parent: the report always arrives, and the
+# program sees what it would see without us.
+load helpers
+
+# variable: a report without what differs from run to run (pid, timings,
+# fault counts, the default budget that follows MemAvailable)
+variable() {
+	sed -E 's/\[[0-9]+\] [0-9]+\.[0-9]{3} s, [0-9]+ faults \([0-9]+ major\): [0-9]+ in the program, [0-9]+ in prefault work$/[P] .../
+	        s/ in [0-9]+\.[0-9]{3} s \([0-9]+ faults\)/ in T s (F faults)/; s/zeroing [0-9]+\.[0-9]{3} s/zeroing T s/
+	        s/; budget peak (.*) of [0-9.]+ [KMGT]iB$/; budget peak \1 of B/'
+}
+
+@test "run prints the report of programs that close stderr at exit: ls, cat, sort" {
+	run --separate-stderr "$PF" run -- ls /
+	[ "$status" -eq 0 ]
+	grep -qx bin <<<"$output" || grep -qx usr <<<"$output"
+	[[ "$stderr" =~ ^prefault:\ ls\[[0-9]+\]\ [0-9.]+\ s,\ [0-9]+\ faults\ \([0-9]+\ major\):\ [0-9]+\ in\ the\ program,\ [0-9]+\ in\ prefault\ work ]]
+	echo hello >"$BATS_TEST_TMPDIR/in"
+	run --separate-stderr "$PF" run -- cat "$BATS_TEST_TMPDIR/in"
+	[ "$output" = hello ]
+	[[ "$stderr" =~ ^prefault:\ cat\[[0-9]+\]\  ]]
+	run --separate-stderr "$PF" run -- sort "$BATS_TEST_TMPDIR/in"
+	[[ "$stderr" =~ ^prefault:\ sort\[[0-9]+\]\  ]]
+	# one report, not one from the shim and one from us
+	[ "$(grep -c '^prefault: sort\[' <<<"$stderr")" -eq 1 ]
+	# -o stderr is the same: the report on our stderr
+	run --separate-stderr "$PF" run -o stderr -- ls /
+	[[ "$stderr" == "prefault: ls["* ]]
+}
+
+@test "run: a shell that closed its stderr still gets its report on ours" {
+	run --separate-stderr "$PF" run -- sh -c 'exec 2>&-; ls / >/dev/null'
+	[ "$status" -eq 0 ]
+	grep -q 'processes (sh\[[0-9]*\] and its descendants)' <<<"$stderr"
+	grep -q '^prefault:     ls\[[0-9]*\]: [0-9]* faults, [0-9]* in the program$' <<<"$stderr"
+}
+
+@test "run prints the report the shim would have written, line for line" {
+	pol=$(populate_all)
+	run --separate-stderr "$PF" run -p "$pol" -o "$BATS_TEST_TMPDIR/shim.txt" -- "$PROBE" keep 4 4M
+	[ -z "$stderr" ]
+	run --separate-stderr "$PF" run -p "$pol" -- "$PROBE" keep 4 4M
+	[ "$status" -eq 0 ]
+	echo "$stderr" >"$BATS_TEST_TMPDIR/cli.txt"
+	cat "$BATS_TEST_TMPDIR/shim.txt" "$BATS_TEST_TMPDIR/cli.txt"
+	grep -q 'rule big: 4 matched, 16.0 MiB; prefaulted 16.0 MiB in ' "$BATS_TEST_TMPDIR/cli.txt"
+	grep -q "^prefault:   policy $pol; budget peak " "$BATS_TEST_TMPDIR/cli.txt"
+	# the same lines but for what differs from run to run
+	diff <(variable <"$BATS_TEST_TMPDIR/shim.txt") <(variable <"$BATS_TEST_TMPDIR/cli.txt")
+	# and with background work and recycling in the rules
+	pol=$(sed 's/^report = none//' "$BATS_TEST_DIRNAME/aggressive.policy" | policy agg)
+	run --separate-stderr "$PF" run -p "$pol" -o "$BATS_TEST_TMPDIR/shim2.txt" -- "$PROBE" churn 8 1M
+	run --separate-stderr "$PF" run -p "$pol" -- "$PROBE" churn 8 1M
+	echo "$stderr" >"$BATS_TEST_TMPDIR/cli2.txt"
+	cat "$BATS_TEST_TMPDIR/shim2.txt" "$BATS_TEST_TMPDIR/cli2.txt"
+	grep -q '; recycled 7 (7.0 MiB, zeroing ' "$BATS_TEST_TMPDIR/cli2.txt"
+	diff <(variable <"$BATS_TEST_TMPDIR/shim2.txt") <(variable <"$BATS_TEST_TMPDIR/cli2.txt")
+}
+
+@test "run: a process tree gets one summary: 20 processes, the heaviest, rules summed" {
+	pol=$(populate_all)
+	run --separate-stderr "$PF" run -p "$pol" -- sh -c "i=0; while [ \$i -lt 18 ]; do /bin/true; i=\$((i+1)); done; $PROBE keep 2 4M"
+	[ "$status" -eq 0 ]
+	echo "$stderr"
+	[[ "$stderr" =~ ^prefault:\ 20\ processes\ \(sh\[[0-9]+\]\ and\ its\ descendants\),\ [0-9.]+\ s,\ [0-9]+\ faults ]]
+	# the probe's 2048 pages were faulted by the shim: the heaviest process, and the rule summed
+	grep -q '^prefault:   heaviest processes:$' <<<"$stderr"
+	[[ "$(sed -n 4p <<<"$stderr")" =~ ^prefault:\ \ \ \ \ pfprobe\[[0-9]+\]:\ [0-9]+\ faults ]]
+	[ "$(grep -c '^prefault:     ' <<<"$stderr")" -eq 5 ]
+	grep -q '^prefault:   rule big (all processes): 2 matched, 8.0 MiB; prefaulted 8.0 MiB in ' <<<"$stderr"
+	# totals are the sums of the processes' own figures
+	in_pf=$(sed -nE '1s/.* ([0-9]+) in prefault work$/\1/p' <<<"$stderr")
+	[ "$in_pf" -ge 2048 ]
+}
+
+@test "run: exit status 0 and 3 pass through; death by SIGTERM is 143" {
+	run --separate-stderr "$PF" run -- sh -c 'exit 0'
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$PF" run -- sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == "prefault: sh["* ]]
+	run --separate-stderr "$PF" run -- sh -c 'kill -TERM $$'
+	[ "$status" -eq 143 ]
+	grep -q 'killed by signal 15' <<<"$stderr"
+	run -127 --separate-stderr "$PF" run -- /no/such/program
+	[ "$stderr" = "prefault: /no/such/program: No such file or directory" ]
+}
+
+@test "run: the program reads its stdin and writes its stdout" {
+	run --separate-stderr bash -c "printf 'b\na\n' | '$PF' run -- sort"
+	[ "$status" -eq 0 ]
+	[ "$output" = $'a\nb' ]
+	[[ "$stderr" == "prefault: sort["* ]]
+}
+
+@test "run: SIGINT sent to the tool reaches the program, and the tool exits with the program's status" {
+	m="$BATS_TEST_TMPDIR/marker"
+	ready="$BATS_TEST_TMPDIR/ready"
+	# (a background job's SIGINT starts ignored; the program must get it as we got it)
+	env --default-signal=INT "$PF" run -- sh -c 'trap "echo got >\"$1\"; exit 7" INT; : >"$2"; i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; exit 99' \
+		sh "$m" "$ready" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	for i in $(seq 600); do [ -e "$ready" ] && break; sleep 0.05; done
+	[ -e "$ready" ]
+	kill -INT "$pid"
+	st=0
+	wait "$pid" || st=$?
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$st" -eq 7 ]
+	[ "$(cat "$m")" = got ]
+	grep -q '^prefault: .*sh\[[0-9]*\]' "$BATS_TEST_TMPDIR/err"
+}
+
+@test "run: SIGTERM sent to the tool is passed on; the program's death is reported as 143" {
+	ready="$BATS_TEST_TMPDIR/ready"
+	"$PF" run -- sh -c ': >"$1"; i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; exit 99' sh "$ready" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	for i in $(seq 600); do [ -e "$ready" ] && break; sleep 0.05; done
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 143 ]
+	grep -q 'sh\[[0-9]*\] was killed by signal 15' "$BATS_TEST_TMPDIR/err"
+}
+
+@test "run: the program gets no descriptor of ours, and SIGPIPE as we got it" {
+	ls /proc/self/fd >"$BATS_TEST_TMPDIR/plain"
+	"$PF" run -- ls /proc/self/fd >"$BATS_TEST_TMPDIR/under" 2>/dev/null
+	diff "$BATS_TEST_TMPDIR/plain" "$BATS_TEST_TMPDIR/under"
+	# nor when we were started with stderr closed: the program's fd 2 is closed too
+	fds() { ls -l /proc/self/fd | sed -n 's/.* \([0-9]*\) -> \(.*\)/\1 \2/p' | sed 's|/proc/[0-9]*/|/proc/P/|; s|pipe:\[[0-9]*\]|pipe|'; }
+	export -f fds
+	bash -c fds 2>&- >"$BATS_TEST_TMPDIR/plain"
+	"$PF" run -- bash -c fds 2>&- >"$BATS_TEST_TMPDIR/under"
+	cat "$BATS_TEST_TMPDIR/under"
+	diff "$BATS_TEST_TMPDIR/plain" "$BATS_TEST_TMPDIR/under"
+	# yes dies of SIGPIPE quietly, as without us (ignored, it would say "Broken pipe")
+	run --separate-stderr "$PF" run -- sh -c 'yes | head -n 1'
+	[ "$output" = y ]
+	[[ "$stderr" != *"Broken pipe"* ]]
+	[[ "$stderr" != *"write error"* ]]
+}
+
+@test "run: a stderr nobody reads does not kill the tool before it returns the status" {
+	run "$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # python ignores it; the tool must not inherit that
+r, w = os.pipe(); os.close(r); os.dup2(w, 2); os.close(w)
+os.execv(sys.argv[1], sys.argv[1:])' "$PF" run -- sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+}
+
+@test "run -o FILE.json: the shim writes the full report and the tool prints none" {
+	pol=$(populate_all)
+	run --separate-stderr "$PF" run -p "$pol" -o "$BATS_TEST_TMPDIR/r.json" -- "$PROBE" keep 2 4M
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	[ "$(jget "$f" "d['program']")" = pfprobe ]
+	[ "$(rule_stat "$f" big matched)" -eq 2 ]
+	[ "$(jget "$f" "d['faults']['in_prefault']")" -ge 2048 ]
+	run --separate-stderr "$PF" run -o none -- ls /
+	[ -z "$stderr" ]
+}
+
+@test "run: the policy's report key: none prints nothing, a path is written by the shim" {
+	pol=$(policy none <<<$'[global]\nreport = none')
+	run --separate-stderr "$PF" run -p "$pol" -- "$PROBE" keep 1 1M
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	pol=$(policy path <<<"[global]"$'\n'"report = $BATS_TEST_TMPDIR/p.json")
+	run --separate-stderr "$PF" run -p "$pol" -- "$PROBE" keep 1 1M
+	[ -z "$stderr" ]
+	[ "$(jget "$BATS_TEST_TMPDIR/p.json" "d['calls']['mmap']")" -ge 1 ]
+	# report = stderr: the tool prints it
+	pol=$(policy err <<<$'[global]\nreport = stderr')
+	run --separate-stderr "$PF" run -p "$pol" -- ls /
+	[[ "$stderr" == "prefault: ls["* ]]
+}
+
+@test "run with a bad policy exits 2 and starts nothing" {
+	bad=$(policy bad <<<$'[rule r]\naction = sometimes')
+	run --separate-stderr "$PF" run -p "$bad" -- touch "$BATS_TEST_TMPDIR/started"
+	[ "$status" -eq 2 ]
+	[ ! -e "$BATS_TEST_TMPDIR/started" ]
+	grep -q 'bad.policy:2: ' <<<"$stderr"
+}
+
+@test "run leaves no directory of its own behind" {
+	mkdir "$BATS_TEST_TMPDIR/tmp"
+	TMPDIR="$BATS_TEST_TMPDIR/tmp" run --separate-stderr "$PF" run -- sh -c 'ls "$TMPDIR"/prefault-run.* >/dev/null && echo there'
+	[ "$output" = there ]
+	[[ "$stderr" == "prefault: "* ]]
+	[ -z "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ]
+}

@@ -1,0 +1,52 @@
+/* child.h: running the program as our child: fork, exec, wait, and pass on
+ * the signals meant for it.  Used by run, profile, trial (and tune).
+ *
+ * The program must see what it would see without us between it and its
+ * caller:
+ *  - its stdin, stdout and stderr are ours (or the files a caller gives),
+ *    and no other descriptor of ours: everything the tool opens is
+ *    O_CLOEXEC, and so is the pipe that tells us whether exec worked;
+ *  - the signal dispositions and mask it inherits are the ones the tool was
+ *    started with (an ignored SIGINT stays ignored, as under nohup);
+ *  - it stays in our process group, so the terminal's Ctrl-C and Ctrl-Z
+ *    reach it directly.  SIGINT, SIGTERM, SIGHUP and SIGQUIT that someone
+ *    sends to the tool with kill(2) or sigqueue(3) (si_code <= 0) are passed
+ *    on to it; those that come from the terminal or the kernel are not, since
+ *    the program got its own.  The tool survives all four until the program
+ *    has exited, so it can still print its report;
+ *  - SIGPIPE is ignored by the tool only after the fork, so a closed stderr
+ *    cannot kill the tool before it returns the program's status.
+ */
+#ifndef PREFAULT_CHILD_H
+#define PREFAULT_CHILD_H
+#include <sys/resource.h>
+#include <sys/types.h>
+
+struct child_spec {
+	char **argv;                 /* argv[0] is looked up in PATH */
+	int fd_in, fd_out, fd_err;   /* -1: the tool's own; else becomes 0, 1 or 2 */
+	void (*in_child)(void *arg); /* after fork, before exec: environment changes */
+	void *arg;
+};
+
+struct child_result {
+	pid_t pid;
+	int status;       /* from wait4 */
+	int exec_errno;   /* 0, or why exec failed: the program never ran */
+	struct rusage ru; /* the child's and its waited-for descendants' */
+	double wall_s;    /* fork to reaped */
+};
+
+/* Run one program to its end.  Returns 0 with *r filled, or -1 if no child
+ * could be made (errno set).  A program that cannot be executed is a result
+ * (exec_errno, exit status 127 or 126, and a message on its stderr). */
+int child_run(const struct child_spec *spec, struct child_result *r);
+
+/* A shell's view of a wait status: the exit status, or 128+N after signal N. */
+int child_exit_code(int status);
+
+/* The last of the four signals that reached the tool while no program ran
+ * (0 if none), and clears it: a tool running several programs stops there. */
+int child_take_pending_signal(void);
+
+#endif

@@ -1,0 +1,38 @@
+/* reports.h: the shim's per-process JSON reports, read back by the tool.
+ *
+ * `prefault run` has the program write its reports into a private
+ * directory, waits for it, and prints them itself: one process as the
+ * shim's own text report, a process tree as one summary.  So the report
+ * arrives even when the program closed its stderr before exit.
+ */
+#ifndef PREFAULT_REPORTS_H
+#define PREFAULT_REPORTS_H
+#include <stdint.h>
+#include <sys/types.h>
+#include "json.h"
+
+struct report_set {
+	struct json **docs; /* sorted by pid */
+	int n;
+	int unreadable;     /* files that did not parse (a process still writing?) */
+};
+
+/* A new directory only we can use, under $TMPDIR or /tmp: a malloc'd path,
+ * or NULL with errno set. */
+char *scratch_dir(const char *what);
+/* Remove the files in dir, and dir itself if rm_dir. */
+void scratch_clean(const char *dir, int rm_dir);
+
+/* Every *.json in dir.  Returns 0, or -1 if dir cannot be read. */
+int reports_load(const char *dir, struct report_set *rs);
+void reports_free(struct report_set *rs);
+
+/* One report: the text the shim would have written.  Several: a summary
+ * (processes, faults, the heaviest processes, rules summed, notes).
+ * root and root_name name the program we started, wall_s is how long it
+ * ran.  Written to fd with write(2). */
+void reports_print(int fd, const struct report_set *rs, pid_t root, const char *root_name, double wall_s);
+
+/* faults.in_program of one report (0 if absent). */
+uint64_t report_in_program(const struct json *doc);
+#endif
