@@ -44,15 +44,16 @@ SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/stac
 # What the command-line tool shares with the shim: the parser and its file
 # reader, and the formatting helpers.
 PURE_SRC := shim/policy.c shim/policy_file.c shim/glob.c shim/sbuf.c
-CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/paths.c tools/cli_profile.c \
-           tools/profile_data.c tools/profile_out.c tools/suggest.c tools/cli_trial.c tools/cli_bench.c tools/spread.c
+# The command-line tool, top to bottom: the commands, then what they share.
+CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.c tools/cli_trial.c \
+           tools/cli_bench.c tools/suggest.c tools/profile_out.c tools/profile_data.c tools/reports.c \
+           tools/json.c tools/child.c tools/env.c tools/paths.c tools/fmt.c tools/spread.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
           $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
           $(BUILD)/probes/libcount.so
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
 # run, profile and trial: the program as our child, and its reports read back
-CLI_SRC += tools/child.c tools/json.c tools/reports.c
 CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC)) $(patsubst %.c,$(BUILD)/obj/cli/%.o,$(PURE_SRC))
 
 SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-strict-aliasing -D_GNU_SOURCE

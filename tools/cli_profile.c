@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "child.h"
 #include "profile_data.h"
+#include "fmt.h"
 #include "reports.h"
 #include <errno.h>
 #include <stdio.h>
@@ -30,14 +31,6 @@ static int cmp_count(const void *a, const void *b)
 	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
 }
 
-
-void site_label(char *out, size_t cap, const struct psite *s)
-{
-	if (!strcmp(s->symbol, s->caller) || strchr(s->symbol, '+'))
-		snprintf(out, cap, "%s", s->symbol);
-	else
-		snprintf(out, cap, "%s %s", s->caller, s->symbol);
-}
 
 static void print_table(FILE *o, const struct profile *m, int nproc, const char *cmd)
 {

@@ -10,8 +10,8 @@
  * otherwise inconclusive.
  */
 #include "cli.h"
+#include "fmt.h"
 #include "child.h"
-#include "profile_data.h"
 #include "reports.h"
 #include <errno.h>
 #include <fcntl.h>

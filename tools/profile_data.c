@@ -55,7 +55,7 @@ static void copy(char *dst, size_t cap, const char *src)
 static int load_one(const char *path, struct profile *p)
 {
 	FILE *f = fopen(path, "r");
-	char *line = NULL, *fl[16];
+	char *line = NULL, *fl[24];
 	size_t cap = 0, csites = 0, ccode = 0, cstacks = 0, cother = 0;
 	int ok = 0;
 	if (!f)
@@ -63,7 +63,7 @@ static int load_one(const char *path, struct profile *p)
 	memset(p, 0, sizeof *p);
 	p->period = 1;
 	while (getline(&line, &cap, f) > 0) {
-		int n = split(line, fl, 16);
+		int n = split(line, fl, 24);
 		if (!strcmp(fl[0], "process") && n >= 5) {
 			p->pid = atol(fl[1]);
 			p->ppid = atol(fl[2]);
@@ -99,6 +99,23 @@ static int load_one(const char *path, struct profile *p)
 			s->bytes = u(fl[11]);
 			s->touched = u(fl[12]);
 			s->faults = u(fl[13]);
+			if (n >= 18) {
+				s->ranges_faulted = u(fl[14]);
+				s->ranges_early = u(fl[15]);
+				s->faults_early = u(fl[16]);
+				s->delay_us = u(fl[17]);
+			}
+		} else if (!strcmp(fl[0], "limits")) {
+			int k;
+			for (k = 1; k + 1 < n; k += 2) {
+				uint64_t v = u(fl[k + 1]);
+				if (!strcmp(fl[k], "unsampled_threads")) p->unsampled_threads = v;
+				else if (!strcmp(fl[k], "dropped_code")) p->dropped_code = v;
+				else if (!strcmp(fl[k], "dropped_stacks")) p->dropped_stacks = v;
+				else if (!strcmp(fl[k], "dropped_other")) p->dropped_other = v;
+				else if (!strcmp(fl[k], "merged_sites")) p->merged_sites = v;
+				else if (!strcmp(fl[k], "untracked_ranges")) p->untracked_ranges = v;
+			}
 		} else if (!strcmp(fl[0], "code") && n >= 4) {
 			p->code = grow(p->code, &ccode, p->ncode, sizeof *p->code);
 			p->code[p->ncode].a = dup(fl[1]);
@@ -177,6 +194,12 @@ void merge_profiles(const struct profile *p, int n, struct profile *m)
 		m->lost += p[i].lost;
 		m->unattributed += p[i].unattributed;
 		m->in_shim += p[i].in_shim;
+		m->unsampled_threads += p[i].unsampled_threads;
+		m->dropped_code += p[i].dropped_code;
+		m->dropped_stacks += p[i].dropped_stacks;
+		m->dropped_other += p[i].dropped_other;
+		m->merged_sites += p[i].merged_sites;
+		m->untracked_ranges += p[i].untracked_ranges;
 		if (p[i].perf_ok)
 			m->perf_ok = 1;
 		else if (!m->perf_why[0])
@@ -194,6 +217,8 @@ void merge_profiles(const struct profile *p, int n, struct profile *m)
 				m->sites[m->nsites] = *s;
 				m->sites[m->nsites].maps = m->sites[m->nsites].unmaps = m->sites[m->nsites].bytes = 0;
 				m->sites[m->nsites].touched = m->sites[m->nsites].faults = 0;
+				m->sites[m->nsites].ranges_faulted = m->sites[m->nsites].ranges_early = 0;
+				m->sites[m->nsites].faults_early = m->sites[m->nsites].delay_us = 0;
 				m->nsites++;
 			}
 			if (s->size_min < m->sites[j].size_min)
@@ -205,6 +230,10 @@ void merge_profiles(const struct profile *p, int n, struct profile *m)
 			m->sites[j].bytes += s->bytes;
 			m->sites[j].touched += s->touched;
 			m->sites[j].faults += s->faults;
+			m->sites[j].ranges_faulted += s->ranges_faulted;
+			m->sites[j].ranges_early += s->ranges_early;
+			m->sites[j].faults_early += s->faults_early;
+			m->sites[j].delay_us += s->delay_us;
 		}
 		for (k = 0; k < p[i].ncode; k++)
 			add_count(&m->code, &m->ncode, &ccode, p[i].code[k].a, p[i].code[k].b, p[i].code[k].n);
@@ -215,17 +244,11 @@ void merge_profiles(const struct profile *p, int n, struct profile *m)
 	}
 }
 
-void human_size(char *out, size_t cap, uint64_t v)
+/* A site as people read it: the symbol, or object and symbol. */
+void site_label(char *out, size_t cap, const struct psite *s)
 {
-	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double d = (double)v;
-	int i = 0;
-	while (d >= 1024 && i < 4) {
-		d /= 1024;
-		i++;
-	}
-	if (i == 0)
-		snprintf(out, cap, "%llu B", (unsigned long long)v);
+	if (!strcmp(s->symbol, s->caller) || strchr(s->symbol, '+'))
+		snprintf(out, cap, "%s", s->symbol);
 	else
-		snprintf(out, cap, d >= 100 ? "%.0f %s" : "%.1f %s", d, u[i]);
+		snprintf(out, cap, "%s %s", s->caller, s->symbol);
 }

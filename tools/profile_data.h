@@ -9,6 +9,11 @@
 struct psite {
 	char caller[128], symbol[256], call[8], kind[24], prot[8];
 	uint64_t size_class, size_min, size_max, maps, unmaps, bytes, touched, faults;
+	/* how soon after the map the program touches it (profile format 2) */
+	uint64_t ranges_faulted; /* mapped ranges that took a sampled fault */
+	uint64_t ranges_early;   /* ... whose first one came within 5 ms of the map */
+	uint64_t faults_early;   /* sampled faults within 5 ms of their range's map */
+	uint64_t delay_us;       /* sum over ranges of the time from map to first fault */
 };
 
 struct pcount {
@@ -22,6 +27,8 @@ struct profile {
 	int perf_ok;
 	char perf_why[256];
 	uint64_t period, sampled, lost, unattributed, in_shim, minor, major;
+	/* what the shim's fixed tables could not hold (a "limits" line) */
+	uint64_t unsampled_threads, dropped_code, dropped_stacks, dropped_other, merged_sites, untracked_ranges;
 	struct psite *sites;
 	size_t nsites;
 	struct pcount *code, *stacks, *other;
@@ -31,10 +38,8 @@ struct profile {
 /* Every *.prof file in dir; returns 0, or -1 on an unreadable directory. */
 int load_profiles(const char *dir, struct profile **out, int *n);
 void merge_profiles(const struct profile *p, int n, struct profile *m);
+/* A site as people read it: the symbol, or object and symbol. */
 void site_label(char *out, size_t cap, const struct psite *s);
-/* 1.5 MiB, 320 KiB, 12 B */
-void human_size(char *out, size_t cap, uint64_t v);
-void json_string(FILE *f, const char *s);
 int write_profile_json(const char *path, const struct profile *m, const struct profile *procs, int n, char **cmd,
                        int status);
 int write_folded(const char *path, const struct profile *m);

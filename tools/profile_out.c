@@ -1,23 +1,9 @@
 /* profile_out.c: a merged profile as JSON, as folded stacks (flamegraph.pl
  * and speedscope read them), and as a self-contained SVG chart. */
 #include "profile_data.h"
+#include "fmt.h"
 #include <stdio.h>
 #include <string.h>
-
-void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
 static void json_sites(FILE *f, const struct psite *s, size_t n)
 {

@@ -1,0 +1,77 @@
+/* env.c: the environment a program runs in under the shim: the shim first
+ * in LD_PRELOAD (keeping what was there, libeatmydata style), the checked
+ * policy in PREFAULT_POLICY, the report's destination.  Shared by run,
+ * profile, trial and tune. */
+#include "cli.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int preload_has(const char *list, const char *lib)
+{
+	size_t n = strlen(lib);
+	const char *p = list;
+	while ((p = strstr(p, lib))) {
+		int start = p == list || p[-1] == ':' || p[-1] == ' ';
+		int end = p[n] == '\0' || p[n] == ':' || p[n] == ' ';
+		if (start && end)
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+int set_preload(const char *shim)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *v;
+	if (old && *old) {
+		if (preload_has(old, shim))
+			return 0;
+		v = malloc(strlen(shim) + strlen(old) + 2);
+		if (!v)
+			return -1;
+		sprintf(v, "%s:%s", shim, old);
+	} else {
+		v = strdup(shim);
+		if (!v)
+			return -1;
+	}
+	setenv("LD_PRELOAD", v, 1);
+	free(v);
+	return 0;
+}
+
+static struct policy prepared;
+static int have_prepared;
+
+/* Shared by run, trial and profile: policy checked, environment set. */
+int prepare_env(const char *policy_arg, const char *report)
+{
+	const char *shim = find_shim();
+	have_prepared = 0;
+	if (!shim) {
+		fprintf(stderr, "prefault: cannot find libprefault.so (set PREFAULT_SHIM)\n");
+		return -1;
+	}
+	if (policy_arg) {
+		char *path = resolve_policy(policy_arg);
+		if (!path)
+			return -1;
+		if (load_policy_file(path, strchr(policy_arg, '/') ? policy_arg : path, &prepared) < 0) {
+			free(path);
+			return -1;
+		}
+		setenv("PREFAULT_POLICY", path, 1);
+		free(path);
+		have_prepared = 1;
+	} else {
+		unsetenv("PREFAULT_POLICY");
+	}
+	if (report)
+		setenv("PREFAULT_REPORT", report, 1);
+	return set_preload(shim);
+}
+
+const struct policy *prepared_policy(void) { return have_prepared ? &prepared : NULL; }
+

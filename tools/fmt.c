@@ -1,0 +1,30 @@
+/* fmt.c: the shim's formatting helpers (sbuf.h) for the tool's stdio
+ * output, so that a size or a JSON string looks the same wherever it is
+ * printed. */
+#include "fmt.h"
+#include "sbuf.h"
+#include <stdlib.h>
+#include <string.h>
+
+void human_size(char *out, size_t cap, uint64_t v)
+{
+	struct sbuf sb;
+	sb_init(&sb, out, cap, -1);
+	sb_size_human(&sb, v);
+	sb_cstr(&sb);
+}
+
+void json_string(FILE *f, const char *s)
+{
+	size_t cap = strlen(s) * 6 + 3; /* every byte escaped as \u00XX, and the quotes */
+	char *buf = malloc(cap + 1);
+	struct sbuf sb;
+	if (!buf) {
+		fputs("\"\"", f);
+		return;
+	}
+	sb_init(&sb, buf, cap + 1, -1);
+	sb_json_str(&sb, s);
+	fputs(sb_cstr(&sb), f);
+	free(buf);
+}
