@@ -201,40 +201,53 @@ EXPORT int setns(int fd, int nstype)
 
 /* ---- limits: kept memory must never count against the program's own ---- */
 
-EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl)
+/* Sanitizer runtimes set limits while they start, before their shadow
+ * memory exists: these wrappers carry no instrumentation, start nothing of
+ * ours (before the shim is on there is nothing kept to give back), and
+ * until the next definitions are known they make the system call. */
+#define EARLY __attribute__((no_sanitize("address", "thread", "undefined")))
+
+EARLY static inline int limits_watched(void)
 {
-	__typeof__(setrlimit) *f = REAL(setrlimit);
-	if (shim_on()) {
+	return __atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_ON && shim_guard == 0;
+}
+
+EARLY static inline void *next_of(enum entry e) { return __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED); }
+
+EARLY EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl)
+{
+	__typeof__(setrlimit) *f = next_of(E_setrlimit);
+	if (limits_watched()) {
 		stats_call(E_setrlimit);
 		pf_limit((int)resource);
 	}
-	return f ? f(resource, rl) : (int)syscall(SYS_setrlimit, resource, rl);
+	return f ? f(resource, rl) : (int)syscall(SYS_prlimit64, 0, resource, rl, NULL);
 }
 
-EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rl)
+EARLY EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rl)
 {
-	__typeof__(setrlimit64) *f = REAL(setrlimit64);
-	if (shim_on()) {
+	__typeof__(setrlimit64) *f = next_of(E_setrlimit64);
+	if (limits_watched()) {
 		stats_call(E_setrlimit64);
 		pf_limit((int)resource);
 	}
-	return f ? f(resource, rl) : (int)syscall(SYS_setrlimit, resource, rl);
+	return f ? f(resource, rl) : (int)syscall(SYS_prlimit64, 0, resource, rl, NULL);
 }
 
-EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, struct rlimit *old)
+EARLY EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, struct rlimit *old)
 {
-	__typeof__(prlimit) *f = REAL(prlimit);
-	if (new && (pid == 0 || pid == sys_getpid()) && shim_on()) {
+	__typeof__(prlimit) *f = next_of(E_prlimit);
+	if (new && (pid == 0 || pid == sys_getpid()) && limits_watched()) {
 		stats_call(E_prlimit);
 		pf_limit((int)resource);
 	}
 	return f ? f(pid, resource, new, old) : (int)syscall(SYS_prlimit64, pid, resource, new, old);
 }
 
-EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *new, struct rlimit64 *old)
+EARLY EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *new, struct rlimit64 *old)
 {
-	__typeof__(prlimit64) *f = REAL(prlimit64);
-	if (new && (pid == 0 || pid == sys_getpid()) && shim_on()) {
+	__typeof__(prlimit64) *f = next_of(E_prlimit64);
+	if (new && (pid == 0 || pid == sys_getpid()) && limits_watched()) {
 		stats_call(E_prlimit64);
 		pf_limit((int)resource);
 	}

@@ -799,6 +799,8 @@ void pf_block(enum entry e, void *p, size_t size, const void *ret)
 	struct plan pl;
 	uintptr_t s, t;
 	int rule;
+	if (size < stats_malloc_from)
+		return; /* (a block from before start-up was done: not watched) */
 	stats_call(e);
 	if (unlikely(profile_on))
 		profile_block(p, size, ret);
