@@ -82,6 +82,11 @@ size_t boot_size(const void *p);
 
 /* ---- raw system calls: never re-enter a wrapper ---- */
 
+/* syscall(n, a[0..5]) straight to the kernel: -1 with errno on failure.
+ * (The shim wraps syscall(), ioctl() and mincore() for the program; its
+ * own calls never go through those symbols.) */
+long glue_syscall6(long n, const long *a);
+long sys_call(long n, long a0, long a1, long a2, long a3, long a4, long a5);
 void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int sys_munmap(void *addr, size_t len);
 void *sys_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr);
@@ -89,6 +94,7 @@ int sys_madvise(void *addr, size_t len, int advice);
 int sys_mprotect(void *addr, size_t len, int prot);
 int sys_mlock(const void *addr, size_t len);
 int sys_munlock(const void *addr, size_t len);
+int sys_mincore(void *addr, size_t len, unsigned char *vec);
 pid_t sys_getpid(void);
 void sys_exit_group(int status) __attribute__((noreturn));
 

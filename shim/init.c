@@ -267,10 +267,19 @@ static void (*const atfork_hooks[])(int) = {
  * prepare handlers in reverse), and if they allocate, map or start a thread
  * (ThreadSanitizer's child handler does) our wrappers must not wait for our
  * own locks. */
+/* fork from a signal handler that interrupted the shim's own code on this
+ * thread: this thread may hold any of our locks, so none is taken (waiting
+ * for it would wait forever), and the child, whose tables may be half
+ * updated, leaves them alone: the shim is off there. */
+static TLS int fork_nested;
+
 static void atfork_prepare(void)
 {
 	int i;
+	fork_nested = shim_guard > 0;
 	shim_guard++;
+	if (fork_nested)
+		return;
 	for (i = 0; i < NHOOKS; i++)
 		atfork_hooks[i](FORK_PREPARE);
 }
@@ -278,14 +287,32 @@ static void atfork_prepare(void)
 static void atfork_parent(void)
 {
 	int i;
-	for (i = NHOOKS - 1; i >= 0; i--)
+	for (i = NHOOKS - 1; i >= 0 && !fork_nested; i--)
 		atfork_hooks[i](FORK_PARENT);
+	fork_nested = 0;
 	shim_guard--;
+}
+
+/* A child whose tables cannot be trusted (see above, and _Fork, which runs
+ * no fork handlers): the shim passes everything through and writes no
+ * report.  Only async-signal-safe work here. */
+void shim_child_off(void)
+{
+	glue_atfork_child();
+	pf_off();
+	__atomic_store_n(&reported, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&shim_state, SHIM_PASS, __ATOMIC_RELEASE);
 }
 
 static void atfork_child(void)
 {
 	int i;
+	if (fork_nested) {
+		fork_nested = 0;
+		shim_child_off();
+		shim_guard--;
+		return;
+	}
 	/* The child is a new process: it reports for itself, from now on.  Its
 	 * mappings (and so the tracked regions and their charges) are the
 	 * parent's, copied; it has no helper threads. */
@@ -365,6 +392,23 @@ void shim_report(void)
 	}
 	shim_guard--;
 	errno = e;
+}
+
+/* The program is about to install a seccomp filter: from then on any system
+ * call it did not make itself may kill it.  The report is written now (what
+ * came before the sandbox), the helpers leave, kept regions are given back,
+ * and the shim passes everything through. */
+void shim_sandboxed(void)
+{
+	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) != SHIM_ON || sys_getpid() != pinfo.pid)
+		return;
+	shim_report();
+	shim_guard++;
+	glue_quiesce();
+	recycle_flush();
+	pf_off();
+	shim_guard--;
+	__atomic_store_n(&shim_state, SHIM_PASS, __ATOMIC_RELEASE);
 }
 
 __attribute__((constructor)) static void shim_ctor(void)

@@ -22,8 +22,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -252,6 +256,113 @@ EARLY EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct
 		pf_limit((int)resource);
 	}
 	return f ? f(pid, resource, new, old) : (int)syscall(SYS_prlimit64, pid, resource, new, old);
+}
+
+/* ---- calls that change a range behind the shim's back, or a process's nature ---- */
+
+/* userfaultfd: a registered range must never be kept for reuse (it would
+ * stay registered), and one already given back must look unmapped. */
+EXPORT int ioctl(int fd, unsigned long request, ...)
+{
+	__typeof__(ioctl) *f = REAL(ioctl);
+	void *arg;
+	va_list ap;
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (unlikely(request == UFFDIO_REGISTER) && arg && shim_on()) {
+		const struct uffdio_register *r = arg;
+		stats_call(E_ioctl);
+		pf_claim((void *)(uintptr_t)r->range.start, (size_t)r->range.len, CLAIM_KEEP_OUT);
+	}
+	return f ? f(fd, request, arg) : (int)syscall(SYS_ioctl, fd, request, arg);
+}
+
+/* shmat at an address: the range must look as it would without us, and with
+ * SHM_REMAP what was there is replaced. */
+EXPORT void *shmat(int id, const void *addr, int flags)
+{
+	__typeof__(shmat) *f = REAL(shmat);
+	if (addr && shim_on()) {
+		struct shmid_ds ds;
+		int err = errno;
+		stats_call(E_shmat);
+		if (shmctl(id, IPC_STAT, &ds) == 0)
+			pf_claim((void *)addr, ds.shm_segsz, (flags & SHM_REMAP) ? CLAIM_REPLACE : CLAIM_PROBE);
+		errno = err;
+	}
+	return f ? f(id, addr, flags) : (void *)syscall(SYS_shmat, id, addr, flags);
+}
+
+/* Probes of whether memory is mapped: a kept region is not the program's. */
+EXPORT int mincore(void *addr, size_t len, unsigned char *vec)
+{
+	__typeof__(mincore) *f = REAL(mincore);
+	if (shim_on()) {
+		stats_call(E_mincore);
+		pf_claim(addr, len, CLAIM_PROBE);
+	}
+	return f ? f(addr, len, vec) : (int)syscall(SYS_mincore, addr, len, vec);
+}
+
+EXPORT int msync(void *addr, size_t len, int flags)
+{
+	__typeof__(msync) *f = REAL(msync);
+	if (shim_on()) {
+		stats_call(E_msync);
+		pf_claim(addr, len, CLAIM_PROBE);
+	}
+	return f ? f(addr, len, flags) : (int)syscall(SYS_msync, addr, len, flags);
+}
+
+/* _Fork (glibc 2.34) runs no fork handlers: locks another thread held stay
+ * held in the child, so the shim is off there. */
+EXPORT pid_t _Fork(void)
+{
+	pid_t (*f)(void) = real_fn(E__Fork);
+	pid_t pid;
+	if (!f) {
+		errno = ENOSYS;
+		return -1;
+	}
+	pid = f();
+	if (pid == 0)
+		shim_child_off();
+	return pid;
+}
+
+/* A seccomp filter: from then on a system call the program did not make may
+ * kill it, so the shim reports now and then only passes calls through. */
+EARLY EXPORT int prctl(int option, ...)
+{
+	__typeof__(prctl) *f = next_of(E_prctl);
+	unsigned long a[4];
+	va_list ap;
+	int i;
+	va_start(ap, option);
+	for (i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (unlikely(option == PR_SET_SECCOMP))
+		shim_sandboxed();
+	return f ? f(option, a[0], a[1], a[2], a[3]) : (int)syscall(SYS_prctl, option, a[0], a[1], a[2], a[3]);
+}
+
+EARLY EXPORT long syscall(long number, ...)
+{
+	long (*f)(long, ...) = next_of(E_syscall);
+	long a[6];
+	va_list ap;
+	int i;
+	va_start(ap, number);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (unlikely(number == SYS_seccomp || (number == SYS_prctl && a[0] == PR_SET_SECCOMP)))
+		shim_sandboxed();
+	if (likely(f != NULL))
+		return f(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return glue_syscall6(number, a);
 }
 
 /* ---- the malloc family ---- */

@@ -29,24 +29,68 @@ void glue_init(void)
 
 /* ---- raw system calls ---- */
 
+/* The kernel, directly: the shim exports its own syscall() (to see a
+ * program install a seccomp filter), so its own raw calls must not go
+ * through the symbol.  Returns like syscall(2): -1 with errno set. */
+__attribute__((no_sanitize("address", "thread", "undefined"))) long glue_syscall6(long n, const long *a)
+{
+	long r;
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = a[3], r8 __asm__("r8") = a[4], r9 __asm__("r9") = a[5];
+	__asm__ volatile("syscall"
+	                 : "=a"(r)
+	                 : "a"(n), "D"(a[0]), "S"(a[1]), "d"(a[2]), "r"(r10), "r"(r8), "r"(r9)
+	                 : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = n, x0 __asm__("x0") = a[0], x1 __asm__("x1") = a[1],
+	                                  x2 __asm__("x2") = a[2], x3 __asm__("x3") = a[3], x4 __asm__("x4") = a[4],
+	                                  x5 __asm__("x5") = a[5];
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+	r = x0;
+#else
+	long (*f)(long, ...) = glue_resolve(E_syscall);
+	if (!f) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return f(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+#endif
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+long sys_call(long n, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	long a[6] = { a0, a1, a2, a3, a4, a5 };
+	return glue_syscall6(n, a);
+}
+#define sys6 sys_call
+
 void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	return (void *)sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, (long)off);
 }
-int sys_munmap(void *addr, size_t len) { return (int)syscall(SYS_munmap, addr, len); }
+int sys_munmap(void *addr, size_t len) { return (int)sys6(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0); }
 void *sys_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr)
 {
-	return (void *)syscall(SYS_mremap, old, oldlen, newlen, flags, new_addr);
+	return (void *)sys6(SYS_mremap, (long)old, (long)oldlen, (long)newlen, flags, (long)new_addr, 0);
 }
-int sys_madvise(void *addr, size_t len, int advice) { return (int)syscall(SYS_madvise, addr, len, advice); }
-int sys_mprotect(void *addr, size_t len, int prot) { return (int)syscall(SYS_mprotect, addr, len, prot); }
-int sys_mlock(const void *addr, size_t len) { return (int)syscall(SYS_mlock, addr, len); }
-int sys_munlock(const void *addr, size_t len) { return (int)syscall(SYS_munlock, addr, len); }
-pid_t sys_getpid(void) { return (pid_t)syscall(SYS_getpid); }
+int sys_madvise(void *addr, size_t len, int advice) { return (int)sys6(SYS_madvise, (long)addr, (long)len, advice, 0, 0, 0); }
+int sys_mprotect(void *addr, size_t len, int prot) { return (int)sys6(SYS_mprotect, (long)addr, (long)len, prot, 0, 0, 0); }
+int sys_mlock(const void *addr, size_t len) { return (int)sys6(SYS_mlock, (long)addr, (long)len, 0, 0, 0, 0); }
+int sys_munlock(const void *addr, size_t len) { return (int)sys6(SYS_munlock, (long)addr, (long)len, 0, 0, 0, 0); }
+int sys_mincore(void *addr, size_t len, unsigned char *vec)
+{
+	return (int)sys6(SYS_mincore, (long)addr, (long)len, (long)vec, 0, 0, 0);
+}
+pid_t sys_getpid(void) { return (pid_t)sys6(SYS_getpid, 0, 0, 0, 0, 0, 0); }
 void sys_exit_group(int status)
 {
 	for (;;)
-		syscall(SYS_exit_group, status);
+		sys6(SYS_exit_group, status, 0, 0, 0, 0, 0);
 }
 
 /* ---- bootstrap arena: bump allocation, never freed ---- */
@@ -168,12 +212,12 @@ int glue_wait(uint32_t *w, uint32_t seen, uint64_t timeout_ns)
 		ts.tv_nsec = (long)(timeout_ns % 1000000000u);
 		tp = &ts;
 	}
-	if (syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, seen, tp, NULL, 0) != 0 && errno == ETIMEDOUT)
+	if (sys6(SYS_futex, (long)w, FUTEX_WAIT_PRIVATE, seen, (long)tp, 0, 0) != 0 && errno == ETIMEDOUT)
 		return -1;
 	return 0;
 }
 
-void glue_wake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0); }
+void glue_wake(uint32_t *w) { sys6(SYS_futex, (long)w, FUTEX_WAKE_PRIVATE, 1 << 30, 0, 0, 0); }
 
 /* ---- helper threads ---- */
 

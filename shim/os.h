@@ -1,6 +1,7 @@
 /* os.h: what the shim asks of the operating system, beside glue.h's raw
  * calls: clocks and fault counters, small file reads, the memory limits the
- * budget is derived from, and safe report files.  Calls only libc; nothing
+ * budget is derived from, and safe report files.  Calls only libc (and the
+ * raw mincore of glue.h); nothing
  * here allocates or takes a lock, and nothing puts more than a few hundred
  * bytes on the caller's stack (the shim may run on a 16 KiB thread stack). */
 #ifndef PREFAULT_OS_H

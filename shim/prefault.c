@@ -51,7 +51,7 @@ static int thp_available(void)
 	if (os_read_file("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf) < 0 ||
 	    strstr(buf, "[never]"))
 		return 0;
-	return prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) != 1;
+	return sys_call(SYS_prctl, PR_GET_THP_DISABLE, 0, 0, 0, 0, 0) != 1;
 }
 
 /* May this process lock without limit?  (CAP_IPC_LOCK, or no limit.) */
@@ -63,7 +63,7 @@ static int lock_unlimited(void)
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
 		return 1;
 	memset(d, 0, sizeof d);
-	return syscall(SYS_capget, &h, d) == 0 && (d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32)));
+	return sys_call(SYS_capget, (long)&h, (long)d, 0, 0, 0, 0) == 0 && (d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32)));
 }
 
 /* The policy's mlockall.  Under a limited RLIMIT_MEMLOCK, locking all the
@@ -78,10 +78,14 @@ static void apply_mlockall(int flags)
 		stats_note(N_MLOCKALL_LIMIT);
 		return;
 	}
-	if (syscall(SYS_mlockall, flags) == 0)
-		locked_all = flags;
-	else
-		stats_note(N_MLOCK_FAILED);
+	{
+		/* (the next definition: a sanitizer's runtime stands in for it) */
+		__typeof__(mlockall) *f = REAL(mlockall);
+		if ((f ? f(flags) : (int)sys_call(SYS_mlockall, flags, 0, 0, 0, 0, 0)) == 0)
+			locked_all = flags;
+		else
+			stats_note(N_MLOCK_FAILED);
+	}
 }
 
 void pf_setup(const struct policy *p, int profile)
@@ -167,7 +171,11 @@ static void plan(const struct request *rq, int rule, struct plan *pl)
 	pl->write = (rq->pk & PK_WRITE) && anon_private;
 	if ((rq->mk & MK_FILE) && (rq->mk & MK_PRIVATE) && (rq->pk & PK_WRITE))
 		pl->actions &= ~(unsigned)A_LOCK; /* mlock would copy every page too */
-	pl->recyclable = (pl->actions & A_RECYCLE) && placeable && (rq->prot & PROT_WRITE);
+	/* Never kept: read-only regions (nothing to gain, and they could not be
+	 * zeroed), locked ones (they would hold the program's RLIMIT_MEMLOCK
+	 * after it unmapped them), or any while the program locks everything. */
+	pl->recyclable = (pl->actions & A_RECYCLE) && placeable && (rq->prot & PROT_WRITE) &&
+	                 !(rq->flags & MAP_LOCKED) && !program_locks_all;
 	/* Huge pages need a 2 MiB-aligned range: place the mapping ourselves
 	 * when the program left the address to the kernel (never hugetlbfs:
 	 * its mappings are huge already, and the slack could not be trimmed). */
@@ -191,6 +199,20 @@ static void plan(const struct request *rq, int rule, struct plan *pl)
 		pl->timed = 1;
 		meter_start(&pl->m);
 	}
+}
+
+/* The shim's own lock and unlock, through the next definitions (a
+ * sanitizer runtime stands in for them). */
+static int lock_ours(const void *p, size_t len)
+{
+	__typeof__(mlock) *f = REAL(mlock);
+	return f ? f(p, len) : sys_mlock(p, len);
+}
+
+static int unlock_ours(const void *p, size_t len)
+{
+	__typeof__(munlock) *f = REAL(munlock);
+	return f ? f(p, len) : sys_munlock(p, len);
 }
 
 /* ---- the actions, step by step ---- */
@@ -237,6 +259,7 @@ struct act {
 	struct rule_stats *rs;
 	void *start;
 	size_t len;
+	const void *key;      /* the block malloc returned, or NULL for mmap */
 	unsigned a;           /* actions still to do */
 	uint64_t charge;
 	unsigned rflags;
@@ -246,8 +269,15 @@ struct act {
 
 static void step_advise(struct act *x)
 {
-	if ((x->a & A_HUGEPAGE) && (x->rq->mk & MK_ANON) && !(x->rq->flags & MAP_HUGETLB))
-		sys_madvise(x->start, x->len, MADV_HUGEPAGE);
+	if ((x->a & A_HUGEPAGE) && (x->rq->mk & MK_ANON) && !(x->rq->flags & MAP_HUGETLB)) {
+		/* A malloc block: the whole pages it spans, header and all, so that
+		 * glibc's own mapping of a large block is not split in two (its
+		 * mremap would then fail, and realloc fall back to copying). */
+		uintptr_t s = (uintptr_t)x->start, e = s + x->len;
+		if (x->key)
+			s = PAGE_DOWN((uintptr_t)x->key), e = PAGE_UP((uintptr_t)x->key + x->rq->len);
+		sys_madvise((void *)s, e - s, MADV_HUGEPAGE);
+	}
 	if (x->a & A_WILLNEED) {
 		sys_madvise(x->start, x->len, MADV_WILLNEED);
 		if ((x->rq->mk & MK_FILE) && x->rq->fd >= 0)
@@ -265,7 +295,10 @@ static void step_charge(struct act *x)
 		if (!budget_reserve(x->len)) {
 			st_add(&x->rs->skipped[SK_BUDGET], 1);
 			stats_note(N_BUDGET);
-			x->a &= ~(unsigned)(A_POPULATE | A_LOCK | A_BACKGROUND);
+			/* hugepage with them was asked for them: huge pages on a
+			 * mapping left to the program's touches could multiply what
+			 * a sparse one makes resident by 512. */
+			x->a &= ~(unsigned)(A_POPULATE | A_LOCK | A_BACKGROUND | A_HUGEPAGE);
 		} else {
 			x->charge = x->len;
 		}
@@ -274,9 +307,10 @@ static void step_charge(struct act *x)
 
 static void step_lock(struct act *x)
 {
-	if (!(x->a & A_LOCK))
+	/* Locked by the program already (MAP_LOCKED, mlockall): not ours. */
+	if (!(x->a & A_LOCK) || (x->rq->flags & MAP_LOCKED) || program_locks_all)
 		return;
-	if (sys_mlock(x->start, x->len) == 0) {
+	if (lock_ours(x->start, x->len) == 0) {
 		x->rflags |= RF_LOCKED;
 	} else {
 		st_add(&x->rs->skipped[SK_FAILED], 1);
@@ -337,7 +371,7 @@ static void step_track(struct act *x, const void *key)
 		return;
 	}
 	if (x->rflags & RF_LOCKED)
-		sys_munlock(x->start, x->len);
+		unlock_ours(x->start, x->len);
 	if (x->queued)
 		worker_cancel((uintptr_t)x->start, x->len);
 	budget_release(x->charge);
@@ -379,11 +413,12 @@ static void apply(const struct request *rq, struct plan *pl, void *start, size_t
 	x.rs = &g_stats.rules[pl->rule];
 	x.start = start;
 	x.len = len;
+	x.key = key;
 	x.a = pl->actions;
 	x.charge = pl->charge;
 	if (len && ((x.a & ~(A_NONE | A_RECYCLE)) || pl->recyclable)) {
-		step_advise(&x);
 		step_charge(&x);
+		step_advise(&x);
 		step_lock(&x);
 		step_populate(&x);
 		step_queue(&x);
@@ -426,11 +461,17 @@ static void *map_real(enum entry e, struct plan *pl, void *addr, size_t len, int
 		} /* no room for the slack: a plain mapping */
 	}
 	p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
-	if (p == MAP_FAILED && errno == ENOMEM && recycle_any()) {
+	if (p == MAP_FAILED && (errno == ENOMEM || errno == EAGAIN) && (recycle_any() || regions_any_locked())) {
+		/* Kept regions count against RLIMIT_AS and overcommit, the shim's
+		 * locks against RLIMIT_MEMLOCK (MAP_LOCKED, mlockall future): give
+		 * them back, as if they never were, and try once more. */
+		int err = errno;
 		shim_guard++;
 		recycle_flush();
+		if (regions_unlock(0, 0))
+			stats_note(N_LOCK_YIELDED);
 		shim_guard--;
-		errno = ENOMEM;
+		errno = err;
 		p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
 	}
 	return p;
@@ -443,6 +484,10 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	int rule = -1, err;
 	void *p = MAP_FAILED;
 	stats_call(e);
+	if (len == 0 || len > SIZE_MAX - 2 * HPAGE_SIZE) { /* the kernel refuses it: nothing to plan */
+		__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
+		return f ? f(addr, len, prot, flags, fd, off) : sys_mmap(addr, len, prot, flags, fd, off);
+	}
 	rq.call = CALL_MMAP;
 	rq.len = len;
 	rq.off = off;
@@ -493,7 +538,7 @@ int pf_munmap(void *addr, size_t len)
 	int (*f)(void *, size_t) = REAL(munmap);
 	struct region r;
 	int kept = 0;
-	if (!len || ((uintptr_t)addr & (page_size - 1)))
+	if (!len || ((uintptr_t)addr & (page_size - 1)) || len > SIZE_MAX - page_size)
 		return f ? f(addr, len) : sys_munmap(addr, len); /* the kernel says EINVAL */
 	stats_call(E_munmap);
 	len = PAGE_UP(len);
@@ -506,7 +551,7 @@ int pf_munmap(void *addr, size_t len)
 	if (regions_take_exact((uintptr_t)addr, len, &r)) {
 		worker_cancel((uintptr_t)addr, len);
 		budget_release(r.charged);
-		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED))
+		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) && !program_locks_all)
 			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags);
 	} else {
 		unmapped(addr, len);
@@ -525,9 +570,16 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	shim_guard++;
 	if (unlikely(profile_on))
 		profile_unmap((uintptr_t)old, PAGE_UP(oldlen));
+	if (oldlen > SIZE_MAX - HPAGE_SIZE || newlen > SIZE_MAX - HPAGE_SIZE) { /* the kernel refuses it */
+		shim_guard--;
+		return f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+	}
 	/* A kept region there is not the program's: the kernel must answer as
 	 * it would (EFAULT for a range the program unmapped). */
 	recycle_release_range((uintptr_t)old, PAGE_UP(oldlen));
+	/* What the shim locked there goes back before it moves: the program
+	 * would not know it to unlock, and it would hold its RLIMIT_MEMLOCK. */
+	regions_unlock((uintptr_t)old, PAGE_UP(oldlen));
 	unmapped(old, PAGE_UP(oldlen));
 	if (PAGE_UP(newlen) > PAGE_UP(oldlen)) /* growing in place needs what follows */
 		recycle_release_range((uintptr_t)old + PAGE_UP(oldlen), PAGE_UP(newlen) - PAGE_UP(oldlen));
@@ -547,8 +599,25 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	return r;
 }
 
+void pf_claim(void *addr, size_t len, int how)
+{
+	uintptr_t s = PAGE_DOWN((uintptr_t)addr);
+	if (!len || len > SIZE_MAX - HPAGE_SIZE)
+		return;
+	len = PAGE_UP(len + ((uintptr_t)addr - s));
+	shim_guard++;
+	recycle_release_range(s, len);
+	if (how == CLAIM_REPLACE)
+		unmapped((void *)s, len);
+	else if (how == CLAIM_KEEP_OUT) /* a userfaultfd range: never kept for reuse */
+		regions_clear_flag(s, len, RF_RECYCLE);
+	shim_guard--;
+}
+
 void pf_reprotect(void *addr, size_t len)
 {
+	if (len > SIZE_MAX - HPAGE_SIZE)
+		return;
 	shim_guard++;
 	/* Populating for write would fail on read-only pages and mean nothing
 	 * on PROT_NONE: whatever is queued there is dropped.  A region whose
@@ -597,9 +666,9 @@ static void program_unlocked(uintptr_t s, uintptr_t e)
 	spin_unlock(&plock);
 }
 
-/* Under the policy's mlockall: munlock the parts of [s, e) that the program
- * did not lock itself. */
-static void unlock_not_program(uintptr_t s, uintptr_t e)
+/* Under the policy's mlockall: apply fn to the parts of [s, e) that the
+ * program did not lock itself. */
+static void for_not_program(uintptr_t s, uintptr_t e, int (*fn)(const void *, size_t))
 {
 	uintptr_t cur = s;
 	spin_lock(&plock);
@@ -624,49 +693,67 @@ static void unlock_not_program(uintptr_t s, uintptr_t e)
 			continue;
 		}
 		spin_unlock(&plock);
-		sys_munlock((void *)cur, next - cur);
+		fn((void *)cur, next - cur);
 		spin_lock(&plock);
 		cur = next;
 	}
 	spin_unlock(&plock);
 }
 
+static void unlock_not_program(uintptr_t s, uintptr_t e) { for_not_program(s, e, unlock_ours); }
+static void relock_not_program(uintptr_t s, uintptr_t e) { for_not_program(s, e, lock_ours); }
+
+/* The kernel refuses to drop locked pages (MADV_DONTNEED, MADV_FREE,
+ * MADV_REMOVE: EINVAL).  Where the shim locked them and the program did
+ * not, they are unlocked for the call and locked again after it (so the
+ * mapping is not left split in two, and stays locked as the policy
+ * wants): the program gets what it would without us. */
+#define PIECES 16
+
 int pf_madvise(void *addr, size_t len, int advice)
 {
 	int (*f)(void *, size_t, int) = REAL(madvise);
+	uintptr_t ours[PIECES][2], s = PAGE_DOWN((uintptr_t)addr), e;
+	int n = 0, i, rc, err, drop = advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE;
 	stats_call(E_madvise);
+	if (len > SIZE_MAX - HPAGE_SIZE) /* the kernel refuses it */
+		return f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
+	e = PAGE_UP((uintptr_t)addr + len);
 	shim_guard++;
-	recycle_release_range((uintptr_t)addr, PAGE_UP(len)); /* not the program's: let it see ENOMEM */
-	switch (advice) {
-	case MADV_DONTNEED:
-	case MADV_FREE:
-	case MADV_REMOVE:
+	recycle_release_range(s, e - s); /* not the program's: let it see ENOMEM */
+	if (drop) {
 		/* The pages go: nothing queued there, and no charge for them.  The
-		 * region stays recyclable (reuse zeroes what is resident).  The
-		 * kernel refuses to drop locked pages: if the shim locked them,
-		 * and the program did not, they are unlocked first, so the program
-		 * gets what it would without us. */
-		worker_cancel((uintptr_t)addr, PAGE_UP(len));
-		regions_uncharge((uintptr_t)addr, PAGE_UP(len));
-		if (regions_unlock((uintptr_t)addr, PAGE_UP(len)))
-			stats_note(N_LOCK_YIELDED);
-		if (locked_all)
-			unlock_not_program((uintptr_t)addr, (uintptr_t)addr + PAGE_UP(len));
-		break;
-	case MADV_NORMAL:
-	case MADV_WILLNEED:
-	case MADV_COLD:
-	case MADV_PAGEOUT:
-	case MADV_POPULATE_READ:
-	case MADV_POPULATE_WRITE:
-		break;
-	default:
+		 * region stays recyclable (reuse zeroes what is resident). */
+		worker_cancel(s, e - s);
+		regions_uncharge(s, e - s);
+		if (!program_locks_all) {
+			n = regions_locked_in(s, e - s, ours, PIECES);
+			for (i = 0; i < n; i++)
+				unlock_ours((void *)ours[i][0], ours[i][1] - ours[i][0]);
+			if (locked_all)
+				unlock_not_program(s, e);
+		}
+	} else if (advice != MADV_NORMAL && advice != MADV_WILLNEED && advice != MADV_COLD &&
+	           advice != MADV_PAGEOUT && advice != MADV_POPULATE_READ && advice != MADV_POPULATE_WRITE) {
 		/* Anything else (DONTFORK, WIPEONFORK, HUGEPAGE, MERGEABLE, ...)
 		 * changes the mapping in a way a fresh one would not have. */
-		regions_clear_flag((uintptr_t)addr, PAGE_UP(len), RF_RECYCLE);
+		regions_clear_flag(s, e - s, RF_RECYCLE);
 	}
 	shim_guard--;
-	return f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
+	rc = f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
+	err = errno;
+	if (drop && (n || locked_all) && !program_locks_all) {
+		shim_guard++;
+		for (i = 0; i < n; i++)
+			if (lock_ours((void *)ours[i][0], ours[i][1] - ours[i][0]) != 0)
+				regions_clear_flag(ours[i][0], ours[i][1] - ours[i][0], RF_LOCKED);
+		if (locked_all)
+			relock_not_program(s, e);
+		shim_guard--;
+		stats_note(N_LOCK_YIELDED);
+	}
+	errno = err;
+	return rc;
 }
 
 /* The program's lock call failed for want of RLIMIT_MEMLOCK: if the shim
@@ -692,7 +779,7 @@ int pf_mlock(enum entry e, const void *addr, size_t len, unsigned flags)
 	for (;;) {
 		if (e == E_mlock2) {
 			__typeof__(mlock2) *f = REAL(mlock2);
-			rc = f ? f(addr, len, flags) : (int)syscall(SYS_mlock2, addr, len, flags);
+			rc = f ? f(addr, len, flags) : (int)sys_call(SYS_mlock2, (long)addr, (long)len, flags, 0, 0, 0);
 		} else {
 			__typeof__(mlock) *f = REAL(mlock);
 			rc = f ? f(addr, len) : sys_mlock(addr, len);
@@ -705,8 +792,10 @@ int pf_mlock(enum entry e, const void *addr, size_t len, unsigned flags)
 	}
 	if (rc == 0) {
 		uintptr_t s = PAGE_DOWN((uintptr_t)addr), end = PAGE_UP((uintptr_t)addr + len);
-		/* The program's lock now: never the shim's to undo. */
-		regions_clear_flag(s, end - s, RF_LOCKED);
+		/* The program's lock now: never the shim's to undo, and never a
+		 * region to keep for reuse (it would hold the program's
+		 * RLIMIT_MEMLOCK after it unmapped it). */
+		regions_clear_flag(s, end - s, RF_LOCKED | RF_RECYCLE);
 		program_locked(s, end);
 	}
 	shim_guard--;
@@ -741,17 +830,25 @@ int pf_mlockall(int flags)
 {
 	int rc, err;
 	stats_call(E_mlockall);
+	/* Kept regions are not the program's: they must not be locked (and
+	 * count against its limit) with the rest. */
+	shim_guard++;
+	recycle_flush();
+	shim_guard--;
 	for (;;) {
 		__typeof__(mlockall) *f = REAL(mlockall);
-		rc = f ? f(flags) : (int)syscall(SYS_mlockall, flags);
+		rc = f ? f(flags) : (int)sys_call(SYS_mlockall, flags, 0, 0, 0, 0, 0);
 		err = errno;
 		shim_guard++;
 		if (!yield_locks(rc, err))
 			break;
 		shim_guard--;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		/* Every lock is the program's now: none is the shim's to undo. */
 		program_locks_all = 1;
+		regions_disown_locks();
+	}
 	shim_guard--;
 	errno = err;
 	return rc;
@@ -760,7 +857,7 @@ int pf_mlockall(int flags)
 int pf_munlockall(void)
 {
 	__typeof__(munlockall) *f = REAL(munlockall);
-	int rc = f ? f() : (int)syscall(SYS_munlockall), err = errno;
+	int rc = f ? f() : (int)sys_call(SYS_munlockall, 0, 0, 0, 0, 0, 0), err = errno;
 	stats_call(E_munlockall);
 	if (rc == 0) {
 		shim_guard++;
@@ -831,7 +928,7 @@ void pf_free(void *p)
 	if (!blocks_take(p, &r))
 		return;
 	worker_cancel(r.start, r.end - r.start);
-	if (r.flags & RF_LOCKED)
-		sys_munlock((void *)r.start, r.end - r.start);
+	if ((r.flags & RF_LOCKED) && !program_locks_all)
+		unlock_ours((void *)r.start, r.end - r.start);
 	budget_release(r.charged);
 }

@@ -41,6 +41,12 @@ void pf_off(void);
 void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd, off_t off, const void *ret);
 int pf_munmap(void *addr, size_t len);
 void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr, const void *ret);
+/* A call on a range the shim does not otherwise follow: give back what is
+ * kept there (so the kernel answers as it would without us), and, as `how`
+ * says, nothing more (mincore, msync), forget what is tracked there (shmat
+ * over it), or never keep it for reuse (registered with userfaultfd). */
+enum { CLAIM_PROBE, CLAIM_REPLACE, CLAIM_KEEP_OUT };
+void pf_claim(void *addr, size_t len, int how);
 /* mprotect and pkey_mprotect: before the real call. */
 void pf_reprotect(void *addr, size_t len);
 int pf_madvise(void *addr, size_t len, int advice);

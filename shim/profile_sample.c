@@ -250,7 +250,7 @@ void sample_drain_locked(void)
 static void close_ours(int fd, uint64_t id)
 {
 	uint64_t now = 0;
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &now) == 0 && now == id)
+	if (sys_call(SYS_ioctl, fd, (long)PERF_EVENT_IOC_ID, (long)&now, 0, 0, 0) == 0 && now == id)
 		close(fd);
 }
 
@@ -327,7 +327,7 @@ void profile_thread_start(void)
 	a.exclude_hv = 1;
 	a.exclude_callchain_kernel = 1;
 	a.sample_max_stack = DEPTH;
-	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)sys_call(SYS_perf_event_open, (long)&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC, 0);
 	if (fd < 0) {
 		if (perf_ok != 1) {
 			perf_ok = 0;
@@ -336,7 +336,7 @@ void profile_thread_start(void)
 		goto unsampled;
 	}
 	fd = move_high(fd);
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
+	if (sys_call(SYS_ioctl, fd, (long)PERF_EVENT_IOC_ID, (long)&id, 0, 0, 0) != 0) {
 		close(fd);
 		goto unsampled;
 	}

@@ -305,7 +305,7 @@ static size_t zero_touched(uintptr_t s, size_t len)
 		uintptr_t base = s + done;
 		if (pages > sizeof vec)
 			pages = sizeof vec;
-		if (mincore((void *)base, pages * page_size, vec) != 0) {
+		if (sys_mincore((void *)base, pages * page_size, vec) != 0) {
 			/* cannot tell: drop it all, which is always correct */
 			sys_madvise((void *)base, len - done, MADV_DONTNEED);
 			return resident;

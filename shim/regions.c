@@ -394,6 +394,51 @@ static int collect_locked(uintptr_t s, uintptr_t e, uintptr_t (*out)[2])
 	return k;
 }
 
+int regions_locked_in(uintptr_t start, size_t len, uintptr_t (*out)[2], int max)
+{
+	int k = 0;
+	size_t i;
+	struct rnode *n;
+	uintptr_t end = start + len;
+	if (!regions_any_locked())
+		return 0;
+	spin_lock(&reg_lock);
+	for (n = rt_first(&reg_tree, start); n && n->start < end && k < max; n = rt_next(&reg_tree, n)) {
+		if (((struct reg *)n)->flags & RF_LOCKED) {
+			out[k][0] = n->start;
+			out[k][1] = n->end;
+			k++;
+		}
+	}
+	spin_unlock(&reg_lock);
+	spin_lock(&blk_lock);
+	for (i = 0; i < blk_cap && k < max; i++) {
+		const struct block *b = &blk[i];
+		if (b->key && (b->flags & RF_LOCKED) && b->end > start && b->start < end) {
+			out[k][0] = b->start;
+			out[k][1] = b->end;
+			k++;
+		}
+	}
+	spin_unlock(&blk_lock);
+	return k;
+}
+
+void regions_disown_locks(void)
+{
+	struct rnode *n;
+	size_t i;
+	spin_lock(&reg_lock);
+	for (n = rt_first(&reg_tree, 0); n; n = rt_next(&reg_tree, n))
+		((struct reg *)n)->flags &= (uint16_t)~RF_LOCKED;
+	spin_unlock(&reg_lock);
+	spin_lock(&blk_lock);
+	for (i = 0; i < blk_cap; i++)
+		blk[i].flags &= (uint16_t)~RF_LOCKED;
+	spin_unlock(&blk_lock);
+	__atomic_store_n(&nlocked, 0, __ATOMIC_RELAXED);
+}
+
 uint64_t regions_unlock(uintptr_t start, size_t len)
 {
 	uintptr_t pieces[BATCH][2];

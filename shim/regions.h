@@ -56,6 +56,13 @@ uint64_t regions_forget(uintptr_t start, size_t len);
 uint64_t regions_unlock(uintptr_t start, size_t len);
 /* The shim has locked something that is still locked. */
 int regions_any_locked(void);
+/* Up to max regions and blocks the shim locked that overlap [start,
+ * start+len), whole, into out (flags kept): for an unlock and re-lock
+ * around the program's own call.  Returns how many. */
+int regions_locked_in(uintptr_t start, size_t len, uintptr_t (*out)[2], int max);
+/* The program has locked everything itself (mlockall): no lock is the
+ * shim's to undo any more. */
+void regions_disown_locks(void);
 
 /* Malloc blocks, keyed by the pointer malloc returned. */
 int blocks_add(const void *p, const struct region *r);

@@ -9,6 +9,10 @@ extern int shim_state;
 void shim_init(void);
 /* Write this process's report (once; not in a vfork child). */
 void shim_report(void);
+/* A child of _Fork (no fork handlers ran): the shim is off in it. */
+void shim_child_off(void);
+/* The program is sandboxing itself (seccomp): report now, then pass through. */
+void shim_sandboxed(void);
 
 /* Should this call be matched and counted?  Starts the shim if need be. */
 static inline int shim_on(void)

@@ -6,7 +6,9 @@
  * stores into program memory, so it cannot race the program's own stores,
  * and it fails harmlessly if the range was unmapped or remapped meanwhile.
  * munmap, mremap, mprotect, MAP_FIXED and free cut the affected part out of
- * a queued job.
+ * a queued job, and wait for a chunk a worker is populating there to be
+ * done: once the program's call returns, no worker touches that range, so
+ * a file it maps there next is never written to by MADV_POPULATE_WRITE.
  *
  * The worker never competes for the pages the program is faulting.  Two
  * threads faulting the same page both take the fault, and a worker that
@@ -48,6 +50,7 @@
 #include "lock.h"
 #include "os.h"
 #include "stats.h"
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -72,6 +75,9 @@ static uint64_t next_seq;
 static uint32_t wake;         /* futex word: bumped when work arrives */
 static int nworkers, want_workers = 1, strategy;
 static int busy;              /* workers populating a chunk now */
+#define INFLIGHT 64
+static uintptr_t inflight[INFLIGHT][2]; /* chunks being populated (jlock) */
+static int ninflight;         /* how many; read without the lock */
 static uint64_t worker_faults; /* every worker's faults, published after each chunk */
 
 void worker_setup(unsigned workers, int strat)
@@ -100,6 +106,7 @@ static void retire(struct job *j)
 /* A chunk of work, claimed under the lock. */
 struct claim {
 	uintptr_t s, e;
+	int slot;            /* in inflight[], while it is populated */
 	uintptr_t floor;     /* the job's low end: below it is done, or the program's */
 	int rule, advice, backward;
 	uint64_t seq;
@@ -126,6 +133,13 @@ static int claim(struct claim *c)
 		if (j->huge && (c->e & (HPAGE_SIZE - 1)) && ((c->e + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1)) <= j->hi)
 			c->e = (c->e + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1);
 		j->lo = c->e;
+	}
+	for (c->slot = 0; c->slot < INFLIGHT && inflight[c->slot][1]; c->slot++)
+		;
+	if (c->slot < INFLIGHT) {
+		inflight[c->slot][0] = c->s;
+		inflight[c->slot][1] = c->e;
+		__atomic_store_n(&ninflight, ninflight + 1, __ATOMIC_RELAXED);
 	}
 	c->floor = j->lo;
 	c->rule = j->rule;
@@ -232,6 +246,12 @@ static void *worker_main(void *arg)
 			break;
 		if (claim(&c)) {
 			do_chunk(&c);
+			if (c.slot < INFLIGHT) {
+				spin_lock(&jlock);
+				inflight[c.slot][0] = inflight[c.slot][1] = 0;
+				__atomic_store_n(&ninflight, ninflight - 1, __ATOMIC_RELAXED);
+				spin_unlock(&jlock);
+			}
 			continue;
 		}
 		if (glue_wait(&wake, seen, IDLE_NS) < 0 && !__atomic_load_n(&nactive, __ATOMIC_ACQUIRE))
@@ -278,7 +298,7 @@ void worker_cancel(uintptr_t a, size_t len)
 {
 	uintptr_t b = a + len;
 	int i;
-	if (!__atomic_load_n(&nactive, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&nactive, __ATOMIC_RELAXED) && !__atomic_load_n(&ninflight, __ATOMIC_RELAXED))
 		return;
 	spin_lock(&jlock);
 	for (i = 0; i < JOBS; i++) {
@@ -311,7 +331,17 @@ void worker_cancel(uintptr_t a, size_t len)
 		if (j->lo >= j->hi)
 			retire(j);
 	}
-	spin_unlock(&jlock);
+	/* A chunk being populated there now finishes first. */
+	for (;;) {
+		for (i = 0; i < INFLIGHT; i++)
+			if (inflight[i][1] > a && inflight[i][0] < b)
+				break;
+		spin_unlock(&jlock);
+		if (i == INFLIGHT)
+			return;
+		sched_yield();
+		spin_lock(&jlock);
+	}
 }
 
 uint64_t worker_left_bytes(int rule)
@@ -335,6 +365,9 @@ void worker_atfork(int who)
 	} else {
 		/* The parent's workers do not exist here, and its queue is its own. */
 		memset(jobs, 0, sizeof jobs);
+		memset(inflight, 0, sizeof inflight);
+		ninflight = 0;
+		busy = 0;
 		nactive = 0;
 		nworkers = 0;
 		spin_init(&jlock);

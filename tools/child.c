@@ -10,7 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static const int fwd_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+/* Every signal someone may send the tool for the program: all the
+ * asynchronous ones, but SIGKILL and SIGSTOP (which cannot be caught),
+ * SIGCHLD (ours), SIGPIPE (the tool ignores it to write its report) and the
+ * faults (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS: the tool's own). */
+static const int fwd_sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGABRT, SIGUSR1, SIGUSR2, SIGALRM, SIGTERM, SIGSTKFLT,
+                                SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGURG, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF,
+                                SIGWINCH, SIGIO, SIGPWR };
 #define NFWD (int)(sizeof fwd_sigs / sizeof fwd_sigs[0])
 
 /* What the tool was started with, restored in every child before exec. */
@@ -20,16 +26,19 @@ static sigset_t orig_mask;
 
 static volatile sig_atomic_t running; /* the child's pid while it runs, else 0 */
 static volatile sig_atomic_t pending;
+static int last_signal; /* the signal the last program died of, or 0 */
 
 static void forward(int sig, siginfo_t *si, void *uc)
 {
 	int e = errno;
 	pid_t pid = (pid_t)running;
 	(void)uc;
-	if (pid <= 0)
-		pending = sig;
-	else if (si->si_code <= 0) /* sent by kill or sigqueue, not the terminal */
+	if (pid <= 0) {
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+			pending = sig;
+	} else if (si->si_code <= 0) { /* sent by kill or sigqueue, not the terminal */
 		kill(pid, sig);
+	}
 	errno = e;
 }
 
@@ -174,12 +183,21 @@ int child_run(const struct child_spec *spec, struct child_result *r)
 		r->exec_errno = 0;
 	close(p[0]);
 	/* Wait for the end but leave the zombie: its pid cannot be reused while
-	 * a late signal may still be passed on to it.  Then reap. */
+	 * a late signal may still be passed on to it.  Then reap.  When the
+	 * program stops (it stopped itself, or was sent SIGSTOP), the tool stops
+	 * too, so that the shell above sees it stopped, as it would without us;
+	 * `fg` continues the whole process group, the program with it. */
 	for (;;) {
 		siginfo_t si;
 		memset(&si, 0, sizeof si);
-		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0)
-			break;
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WSTOPPED | WNOWAIT) == 0) {
+			if (si.si_code != CLD_STOPPED)
+				break;
+			siginfo_t drop; /* consume the stop report, then stop likewise */
+			waitid(P_PID, (id_t)pid, &drop, WSTOPPED);
+			raise(SIGSTOP);
+			continue;
+		}
 		if (errno != EINTR)
 			break; /* wait4 below says what is wrong */
 	}
@@ -188,7 +206,31 @@ int child_run(const struct child_spec *spec, struct child_result *r)
 	while (wait4(pid, &r->status, 0, &r->ru) < 0)
 		if (errno != EINTR)
 			return -1;
+	last_signal = WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0;
 	return 0;
+}
+
+void child_exit(int code)
+{
+	struct sigaction sa;
+	struct rlimit none = { 0, 0 };
+	sigset_t one;
+	int sig = last_signal;
+	fflush(NULL);
+	if (!sig || code != 128 + sig)
+		exit(code);
+	/* Die of it too, as the program did, so that whoever waits for us (a
+	 * shell's loop on Ctrl-C, a Popen's returncode) sees the same death.
+	 * No core of ours: the program dumped its own, if it was to. */
+	setrlimit(RLIMIT_CORE, &none);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigaction(sig, &sa, NULL);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+	exit(code); /* (a signal whose default is to go on) */
 }
 
 int child_exit_code(int status)

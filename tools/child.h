@@ -9,11 +9,15 @@
  *  - the signal dispositions and mask it inherits are the ones the tool was
  *    started with (an ignored SIGINT stays ignored, as under nohup);
  *  - it stays in our process group, so the terminal's Ctrl-C and Ctrl-Z
- *    reach it directly.  SIGINT, SIGTERM, SIGHUP and SIGQUIT that someone
- *    sends to the tool with kill(2) or sigqueue(3) (si_code <= 0) are passed
- *    on to it; those that come from the terminal or the kernel are not, since
- *    the program got its own.  The tool survives all four until the program
- *    has exited, so it can still print its report;
+ *    reach it directly.  Every catchable asynchronous signal someone sends
+ *    to the tool with kill(2) or sigqueue(3) (si_code <= 0) is passed on to
+ *    it; those that come from the terminal or the kernel are not, since the
+ *    program got its own.  The tool survives them until the program has
+ *    exited, so it can still print its report (SIGKILL cannot be caught: it
+ *    leaves the program running, as it would under time(1));
+ *  - when the program stops, the tool stops too, so the shell sees it;
+ *  - when the program dies of a signal, the tool dies of it too, after its
+ *    report (child_exit), so the caller sees that death, not an exit code;
  *  - SIGPIPE is ignored by the tool only after the fork, so a closed stderr
  *    cannot kill the tool before it returns the program's status.
  */
@@ -44,6 +48,10 @@ int child_run(const struct child_spec *spec, struct child_result *r);
 
 /* A shell's view of a wait status: the exit status, or 128+N after signal N. */
 int child_exit_code(int status);
+
+/* exit(code), but if code is 128+N for the signal N the last program died
+ * of, die of N instead (with no core dump of the tool's own). */
+void child_exit(int code) __attribute__((noreturn));
 
 /* The last of the four signals that reached the tool while no program ran
  * (0 if none), and clears it: a tool running several programs stops there. */

@@ -1,5 +1,6 @@
 /* prefault.c: the command-line tool's entry point: dispatch and usage. */
 #include "cli.h"
+#include "child.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -46,11 +47,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "run"))
-		return cmd_run(argc - 1, argv + 1);
+		child_exit(cmd_run(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "check"))
 		return cmd_check(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "profile"))
-		return cmd_profile(argc - 1, argv + 1);
+		child_exit(cmd_profile(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "trial"))
 		return cmd_trial(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench"))
