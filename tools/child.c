@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -120,6 +121,9 @@ static void __attribute__((noreturn)) in_child(const struct child_spec *spec, in
 			_exit(126);
 	if (spec->in_child)
 		spec->in_child(spec->arg);
+	/* If the tool is killed outright (SIGKILL, which it cannot pass on),
+	 * the program goes with it, as it would had it been killed itself. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	restore_in_child();
 	execvp(spec->argv[0], spec->argv);
 	e = errno;

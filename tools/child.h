@@ -13,8 +13,10 @@
  *    to the tool with kill(2) or sigqueue(3) (si_code <= 0) is passed on to
  *    it; those that come from the terminal or the kernel are not, since the
  *    program got its own.  The tool survives them until the program has
- *    exited, so it can still print its report (SIGKILL cannot be caught: it
- *    leaves the program running, as it would under time(1));
+ *    exited, so it can still print its report.  SIGKILL cannot be caught:
+ *    the program is started with PR_SET_PDEATHSIG = SIGKILL, so that it dies
+ *    with the tool, as it would had it been killed itself (the one thing
+ *    the program could see: prctl(PR_GET_PDEATHSIG) answers SIGKILL);
  *  - when the program stops, the tool stops too, so the shell sees it;
  *  - when the program dies of a signal, the tool dies of it too, after its
  *    report (child_exit), so the caller sees that death, not an exit code;

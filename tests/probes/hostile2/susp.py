@@ -1,4 +1,9 @@
-import os, pty, sys, time, select
+import os, pty, signal, subprocess, sys, time, select
+def reap(pid):
+    """Kill the whole session the pty's shell led (job-control shells put
+    their jobs in process groups of their own; a stopped one left behind
+    would hold the caller's pipes open)."""
+    subprocess.run(["pkill", "-9", "-s", str(pid)], stderr=subprocess.DEVNULL)
 def run(cmd):
     pid, fd = pty.fork()
     if pid == 0:
@@ -18,6 +23,6 @@ def run(cmd):
     pump(0.5); os.write(fd, b"suspend\n")
     pump(1.0); os.write(fd, b"echo OUTER-SHELL-ANSWERS\n")
     pump(1.5)
-    os.kill(pid, 9); os.waitpid(pid, 0)
+    reap(pid); os.waitpid(pid, 0)
     return out.decode(errors="replace").replace("\x1b[?2004h","").replace("\x1b[?2004l","")
 print(run("bash --norc --noprofile -i")); print("=========="); print(run(sys.argv[1] + " run -- bash --norc --noprofile -i"))

@@ -1,5 +1,10 @@
 # Ctrl-C at a shell loop: does the loop stop?  (bash "wait and cooperative exit")
-import os, pty, sys, time, select
+import os, pty, signal, subprocess, sys, time, select
+def reap(pid):
+    """Kill the whole session the pty's shell led (job-control shells put
+    their jobs in process groups of their own; a stopped one left behind
+    would hold the caller's pipes open)."""
+    subprocess.run(["pkill", "-9", "-s", str(pid)], stderr=subprocess.DEVNULL)
 def run(cmd):
     pid, fd = pty.fork()
     if pid == 0:
@@ -18,8 +23,7 @@ def run(cmd):
             out += d
         if not sent and time.time() - t0 > 1.5:
             os.write(fd, b"\x03"); sent = True
-    try: os.kill(pid, 9)
-    except: pass
+    reap(pid)
     os.waitpid(pid, 0)
     return out.decode(errors="replace")
 PF = sys.argv[1]

@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# What the program sees, under attack: hostile round 2's findings, each a
+# small program (tests/probes/hostile2/) that once behaved differently under
+# the shim.  Each runs without the shim and with it; what it prints (and its
+# exit status) must be the same, but where a line says what differs by
+# nature (addresses, the shim's own locked memory).
+load helpers
+
+H2="$B/probes/h2"
+HP="$BATS_TEST_DIRNAME/probes/hostile2"
+NOCAP="setpriv --bounding-set -ipc_lock" # without CAP_IPC_LOCK, RLIMIT_MEMLOCK applies
+
+# same POLICY CMD...: the output and exit status without and with the shim
+same() {
+	local pol=$1
+	shift
+	plain=$(timeout 30 "$@" 2>&1; echo "[exit $?]")
+	shim=$(timeout 30 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none "$@" 2>&1; echo "[exit $?]")
+	echo "without: $plain"
+	echo "with:    $shim"
+	[ "$plain" = "$shim" ]
+}
+
+@test "a file mapped over a recycled region by a raw system call is never wiped" {
+	needs_plain_runtime
+	same "$HP/rec.policy" "$H2/rawfixed" "$BATS_TEST_TMPDIR/data.bin"
+	grep -q '"file contents"' <<<"$shim"
+}
+
+@test "shmat(SHM_REMAP) over a recycled region: the shared segment keeps its data" {
+	needs_plain_runtime
+	same "$HP/rec.policy" "$H2/shmremap"
+}
+
+@test "a range registered with userfaultfd is never kept for reuse" {
+	needs_plain_runtime
+	run -0 timeout 10 "$H2/uffd"
+	[[ "$output" == *touched* ]] || skip "userfaultfd is not available here: $output"
+	same "$HP/rec.policy" "$H2/uffd"
+}
+
+@test "an unmapped range that was kept still looks unmapped to mincore and msync" {
+	needs_plain_runtime
+	same "$HP/rec.policy" "$H2/unmapped"
+}
+
+@test "regions the program locked are never kept: its RLIMIT_MEMLOCK stays its own" {
+	needs_plain_runtime
+	command -v setpriv >/dev/null || skip "needs setpriv"
+	same "$HP/rec.policy" $NOCAP "$H2/mlockrec"
+	same "$HP/lock.policy" $NOCAP "$H2/lockmove"
+	same "$HP/lock.policy" $NOCAP "$H2/maplocked"
+}
+
+@test "the program's own locks (MAP_LOCKED, mlockall) are never undone by the shim" {
+	needs_plain_runtime
+	same "$HP/lock.policy" "$H2/maplocked_dontneed"
+	# VmLck includes the shim's own memory once the program locks everything:
+	# what must hold is the program's answer and that free unlocks nothing
+	run -0 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$HP/lock.policy" PREFAULT_REPORT=none "$H2/mlockall_dontneed"
+	echo "$output"
+	[[ "$output" == *"Invalid argument"* ]]
+	run -0 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$HP/lockblk.policy" PREFAULT_REPORT=none "$H2/rtlock"
+	echo "$output"
+	[ "$(sed -n 's/.*before free \([0-9]*\) kB.*/\1/p' <<<"$output")" = "$(sed -n 's/.*after free \([0-9]*\) kB.*/\1/p' <<<"$output")" ]
+}
+
+@test "under the realtime policy, MADV_DONTNEED on part of a buffer leaves it one mapping (mremap works)" {
+	needs_plain_runtime
+	[ "$(id -u)" -eq 0 ] || skip "the policy's mlockall needs CAP_IPC_LOCK"
+	same "$POLICIES/realtime.policy" "$H2/rtremap"
+}
+
+@test "an absurd mmap length fails as without the shim, and unmaps nothing" {
+	# (the addresses differ from run to run: compared as ADDR)
+	same "$POLICIES/streaming.policy" sh -c '"$0" 2>&1 | sed "s/0x[0-9a-f]*/ADDR/g"' "$H2/hugelen"
+	same "$BATS_TEST_DIRNAME/aggressive.policy" sh -c '"$0" 2>&1 | sed "s/0x[0-9a-f]*/ADDR/g"' "$H2/hugelen"
+}
+
+@test "fork in a signal handler that interrupted the shim does not hang, nor does a _Fork child" {
+	needs_plain_runtime
+	run --separate-stderr timeout 60 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$HP/rec.policy" PREFAULT_REPORT=none "$H2/sigfork"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(sed -n 's/forks \([0-9]*\).*/\1/p' <<<"$output")" -ge 100 ]
+	same "$HP/rec.policy" "$H2/ufork"
+}
+
+@test "a program that installs a seccomp filter runs as without the shim (bare, and under prefault run)" {
+	needs_plain_runtime
+	same "$HP/rec.policy" "$H2/seccomp_exit"
+	same "$BATS_TEST_DIRNAME/aggressive.policy" "$H2/seccomp_exit"
+	run --separate-stderr timeout 30 "$PF" run -- "$H2/seccomp_exit"
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	# its report was written before the filter went in
+	[[ "$stderr" == "prefault: seccomp_exit["* ]]
+}
+
+@test "a background worker never writes to a file mapped where its job was" {
+	needs_plain_runtime
+	for i in 1 2; do
+		same "$HP/background.policy" "$H2/bgrace" "$BATS_TEST_TMPDIR/bg.dat"
+		same "$HP/background.policy" "$H2/bgrace2" "$BATS_TEST_TMPDIR/bg2.dat"
+	done
+}
+
+@test "hugepage with a populate the budget refused: a sparse table stays sparse" {
+	needs_plain_runtime
+	pol=$(policy sp <<<$'[global]\nbudget = 64M\n[rule big]\nsize = >=4M\nmap = anon private\naction = hugepage populate')
+	run -0 timeout 60 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none "$H2/sparse"
+	echo "$output"
+	rss=$(sed -n 's/.*peak RSS \([0-9]*\) MiB.*/\1/p' <<<"$output")
+	[ "$rss" -lt 64 ] # with huge pages on each touch it was about 500
+}
+
+@test "prefault run: the caller sees the program's death by signal, and SIGKILL takes the program along" {
+	run "$PF" run -o none -- sh -c 'kill -TERM $$'
+	[ "$status" -eq 143 ]
+	"$PY" -c '
+import subprocess, sys
+p = subprocess.run([sys.argv[1], "run", "-o", "none", "--", "sh", "-c", "kill -SEGV $$"])
+assert p.returncode == -11, p.returncode' "$PF"
+	run timeout 20 "$PY" "$HP/tmo2.py" "$PF"
+	echo "$output"
+	t=$(sed -n 's/^prefault .*after \([0-9.]*\) s/\1/p' <<<"$output")
+	[ "${t%.*}" -lt 4 ]
+}
+
+@test "prefault run: Ctrl-C stops a shell loop, and a program that stops itself stops the tool" {
+	run timeout 30 "$PY" "$HP/wce.py" "$PF"
+	echo "$output"
+	grep -q '^with:' <<<"$output"
+	! grep '^with:' <<<"$output" | grep -q loop-finished || false
+	run timeout 30 "$PY" "$HP/susp.py" "$PF"
+	echo "$output"
+	[ "$(grep -c 'Stopped' <<<"$output")" -eq 2 ]
+}
