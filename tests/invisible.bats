@@ -99,8 +99,13 @@ same() {
 
 @test "a background worker never writes to a file mapped where its job was" {
 	needs_plain_runtime
+	# (how many mappings land at the old address is the kernel's placement,
+	# not the shim's business: only the file's contents and mtime count)
 	for i in 1 2; do
-		same "$HP/background.policy" "$H2/bgrace" "$BATS_TEST_TMPDIR/bg.dat"
+		run -0 timeout 60 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$HP/background.policy" PREFAULT_REPORT=none \
+			"$H2/bgrace" "$BATS_TEST_TMPDIR/bg.dat"
+		echo "$output"
+		[[ "$output" == "0 of 200 private file mappings missed"* ]]
 		same "$HP/background.policy" "$H2/bgrace2" "$BATS_TEST_TMPDIR/bg2.dat"
 	done
 }
