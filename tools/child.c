@@ -20,12 +20,14 @@ static sigset_t orig_mask;
 
 static volatile sig_atomic_t running; /* the child's pid while it runs, else 0 */
 static volatile sig_atomic_t pending;
+static volatile sig_atomic_t arrived; /* any of the four, program running or not */
 
 static void forward(int sig, siginfo_t *si, void *uc)
 {
 	int e = errno;
 	pid_t pid = (pid_t)running;
 	(void)uc;
+	arrived = sig;
 	if (pid <= 0)
 		pending = sig;
 	else if (si->si_code <= 0) /* sent by kill or sigqueue, not the terminal */
@@ -203,6 +205,14 @@ int child_exit_code(int status)
 int child_take_pending_signal(void)
 {
 	int s = pending;
+	pending = 0;
+	return s;
+}
+
+int child_take_signal(void)
+{
+	int s = arrived;
+	arrived = 0;
 	pending = 0;
 	return s;
 }

@@ -111,6 +111,11 @@ uint64_t report_in_program(const struct json *doc)
 	return json_u64(json_path(doc, "faults.in_program"), 0);
 }
 
+uint64_t report_in_prefault(const struct json *doc)
+{
+	return json_u64(json_path(doc, "faults.in_prefault"), 0);
+}
+
 /* ---- one rule's figures, read from a report and summed over several ---- */
 
 #define MAX_SKIP 8
