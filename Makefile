@@ -2,6 +2,7 @@
 #
 #   make                 build/libprefault.so and build/prefault
 #   make test            the bats suite (tests/*.bats)
+#   make unit            the unit tests of the decision rules (also run by make test)
 #   make install         PREFIX=/usr/local DESTDIR= honoured
 #   make V=1             show the full commands
 #   make DEVELOPER=1     strict warnings, as errors
@@ -113,7 +114,19 @@ $(BUILD)/probes/lib%.so: tests/probes/lib%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -Wall -fPIC -shared -D_GNU_SOURCE -o $@ $< -ldl
 
-probes: $(PROBES)
+# Unit tests of the tool's pure modules (the decision rules), built with the
+# probes so every bats run has them; `make unit` runs them on their own.
+UNIT := $(BUILD)/unit/decide_test
+$(BUILD)/unit/decide_test: tests/unit/decide_test.c tools/decide.c tools/spread.c tools/decide.h tools/cli.h
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Itools -Ishim -o $@ tests/unit/decide_test.c \
+		tools/decide.c tools/spread.c
+
+probes: $(PROBES) $(UNIT)
+
+unit: $(UNIT)
+	$(Q)$(UNIT)
 
 $(BUILD)/examples/%: examples/%.c
 	$(call say,CC,$@)
@@ -255,6 +268,6 @@ clean:
 
 -include $(SHIM_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
-.PHONY: all probes test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python \
+.PHONY: all probes unit test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python \
 	bench-observe bench-pyperf
 .DELETE_ON_ERROR:

@@ -106,11 +106,6 @@ void reports_free(struct report_set *rs)
 	memset(rs, 0, sizeof *rs);
 }
 
-uint64_t report_in_program(const struct json *doc)
-{
-	return json_u64(json_path(doc, "faults.in_program"), 0);
-}
-
 uint64_t report_in_prefault(const struct json *doc)
 {
 	return json_u64(json_path(doc, "faults.in_prefault"), 0);
