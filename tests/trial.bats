@@ -2,28 +2,6 @@
 # prefault trial, prefault bench, and the man pages.
 load helpers
 
-# on_tty CMD...: run CMD with its stderr on a terminal (a pseudo-terminal),
-# and print what it wrote there; stdout stays ours.
-on_tty() {
-	"$PY" -c '
-import os, subprocess, sys
-m, s = os.openpty()
-p = subprocess.Popen(sys.argv[1:], stderr=s, stdin=subprocess.DEVNULL)
-os.close(s)
-out = b""
-while True:
-    try:
-        d = os.read(m, 65536)
-    except OSError:
-        break
-    if not d:
-        break
-    out += d
-p.wait()
-sys.stdout.write(out.decode("utf-8", "replace"))
-sys.exit(p.returncode)' "$@"
-}
-
 @test "trial, known answer: a policy that populates what the probe touches leaves about no faults in the program" {
 	pol=$(policy pop <<<$'[global]\nreport = none\n[rule big]\nsize = >=16M\naction = populate')
 	run --separate-stderr "$PF" trial -n 3 -p "$pol" --json -- "$PROBE" alloc mmap 64M
@@ -119,8 +97,8 @@ sys.exit(p.returncode)' "$@"
 	run on_tty "$PF" trial -n 2 -p observe -- true
 	echo "$output" | cat -v
 	[ "$status" -eq 0 ]
-	grep -q 'prefault trial: warm-up, without prefault; [0-9]*s spent' <<<"$output"
-	grep -q 'prefault trial: pair 2 of 2, with the policy; [0-9]*s spent, about [0-9]*s left' <<<"$output"
+	grep -q 'prefault trial: [0-9]*s spent; warm-up, without prefault' <<<"$output"
+	grep -q 'prefault trial: [0-9]*s spent, about [0-9]*s left; pair 2 of 2, with the policy' <<<"$output"
 }
 
 @test "trial of a failing program reports it, with its exit status" {

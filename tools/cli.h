@@ -36,6 +36,7 @@ struct spread spread_of(double *v, int n);
 int cmd_check(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_trial(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 void usage(FILE *out);
 #endif

@@ -55,9 +55,17 @@ static int decide_faults(const struct keep_input *in, char *why, size_t cap)
 		         b, 100 * RANK_FAULT_CUT);
 		return 0;
 	}
-	if (in->b_rss.med > in->a_rss.med * (1 + RANK_RSS_RISE)) {
-		snprintf(why, cap, "cuts %.0f%% of the faults but raises peak RSS by %.0f%% (more than %.0f%%)", 100 * cut,
-		         100 * (in->b_rss.med / in->a_rss.med - 1), 100 * RANK_RSS_RISE);
+	if (in->b_total.med > in->a_total.med * (1 + RANK_TOTAL_RISE)) {
+		snprintf(why, cap, "cuts %.0f%% of the faults left in the program, but the process takes %.1fx the faults in "
+		         "all (%.0f -> %.0f): moved, not saved", 100 * cut, in->b_total.med / in->a_total.med,
+		         in->a_total.med, in->b_total.med);
+		return 0;
+	}
+	if (in->b_rss.med - in->a_rss.med > in->a_rss.med * RANK_RSS_RISE &&
+	    in->b_rss.med - in->a_rss.med > RANK_RSS_SLACK_KB) {
+		snprintf(why, cap, "cuts %.0f%% of the faults but raises peak RSS by %.0f%% (%.1f MiB; %.0f%% or %.0f MiB "
+		         "allowed)", 100 * cut, 100 * (in->b_rss.med / in->a_rss.med - 1),
+		         (in->b_rss.med - in->a_rss.med) / 1024, 100 * RANK_RSS_RISE, RANK_RSS_SLACK_KB / 1024);
 		return 0;
 	}
 	snprintf(why, cap, "cuts %.0f%% of the faults left in the program (%.0f -> %.0f)", 100 * cut, a, b);

@@ -29,13 +29,19 @@ const char *decide_trial(const double *ratios, int n, const char *with, char *wh
  *     rule for this site (ref): by at least 1% and by more than ref's own
  *     spread.  A rule that cuts no faults but "wins" is noise.
  * Ranked by faults (--rank faults, a verdict without timings): the faults
- * left in the program fell by at least 20% against the best so far (a), and
- * peak RSS rose by no more than 10%. */
+ * left in the program fell by at least 20% against the best so far (a),
+ * while the faults of the whole process tree (the shim's own work
+ * included) rose by no more than 10%, and peak RSS by no more than 10% or
+ * 4 MiB, whichever is more: a rule that only moves
+ * faults the best so far avoids altogether (populate in place of recycle)
+ * is no gain. */
 #define KEEP_MARGIN 0.03
 #define KEEP_DISAGREE 0.15
 #define KEEP_FAULT_CUT 0.01
 #define RANK_FAULT_CUT 0.20
 #define RANK_RSS_RISE 0.10
+#define RANK_RSS_SLACK_KB 4096.0
+#define RANK_TOTAL_RISE 0.10
 
 enum rank { RANK_TIME, RANK_FAULTS };
 
@@ -46,6 +52,7 @@ struct keep_input {
 	struct spread ref_faults;     /* faults in the program without a rule for the site */
 	struct spread a_faults, b_faults; /* best so far, candidate */
 	struct spread a_rss, b_rss;
+	struct spread a_total, b_total;   /* all faults of the tree (minor + major) */
 };
 
 /* 1: keep, 0: reject; why gets the reason. */

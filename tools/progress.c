@@ -84,8 +84,9 @@ static void draw(void)
 	} else {
 		snprintf(tail, sizeof tail, "%s spent", spent);
 	}
-	n = snprintf(line, sizeof line, "\r\033[K%s: %s%s%s%s%s", P.tool, P.what, P.what[0] ? "; " : "", P.step,
-	             P.step[0] ? "; " : "", tail);
+	/* The times first: a narrow terminal cuts the end of the line. */
+	n = snprintf(line, sizeof line, "\r\033[K%s: %s%s%s%s%s", P.tool, tail, P.what[0] ? "; " : "", P.what,
+	             P.step[0] ? "; " : "", P.step);
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof line)
