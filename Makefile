@@ -171,6 +171,11 @@ bench-observe: all $(OBSERVE_BENCH)
 bench-pyperf: all
 	$(Q)sh bench/pyperf.sh $(BUILD)
 
+# prefault tune against the best hand-written policies, on the example, a
+# large buffer and two Python scripts (issue 12; about 10 minutes).
+bench-tune: all $(BUILD)/examples/stream $(BUILD)/bench/large
+	$(Q)sh bench/tune.sh $(BUILD)
+
 # CPython workloads with and without the cpython policy (Debian's python3).
 bench-python: all $(BUILD)/bench/arena
 	$(Q)sh bench/python.sh $(BUILD) 7
@@ -269,5 +274,5 @@ clean:
 -include $(SHIM_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 .PHONY: all probes unit test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python \
-	bench-observe bench-pyperf
+	bench-observe bench-pyperf bench-tune
 .DELETE_ON_ERROR:

@@ -113,7 +113,8 @@ static void add(struct plan *p, int site, const char *label, const char *action,
 static void describe(struct site_plan *sp, int perf_ok)
 {
 	const struct psite *s = sp->s;
-	char size[64], mapped[32], timing[160] = "";
+	char size[64], mapped[32], timing[160] = "", lab[300];
+	site_label(lab, sizeof lab, s);
 	size_spec(size, sizeof size, s->size_min, s->size_max);
 	human_size(mapped, sizeof mapped, s->bytes);
 	if (perf_ok && s->ranges_faulted)
@@ -123,8 +124,7 @@ static void describe(struct site_plan *sp, int perf_ok)
 		         100.0 * (double)s->ranges_early / (double)s->ranges_faulted,
 		         s->faults ? 100.0 * (double)s->faults_early / (double)s->faults : 0.0);
 	if (snprintf(sp->desc, sizeof sp->desc,
-	         "%s %s (%s %s, %s %s%s%s): %llu maps, %llu unmaps, %.0f%% of %s touched, %llu %s (%.1f%%)%s", s->caller,
-	         s->symbol, s->call, size, s->kind, s->prot, s->in_root || !s->programs[0] ? "" : ", in ",
+	         "%s (%s %s, %s %s%s%s): %llu maps, %llu unmaps, %.0f%% of %s touched, %llu %s (%.1f%%)%s", lab, s->call, size, s->kind, s->prot, s->in_root || !s->programs[0] ? "" : ", in ",
 	         s->in_root || !s->programs[0] ? "" : s->programs, (unsigned long long)s->maps,
 	         (unsigned long long)s->unmaps, 100 * sp->dense, mapped, (unsigned long long)sp->weight,
 	         perf_ok ? "faults" : "pages touched", 100 * sp->share, timing) >= (int)sizeof sp->desc)
