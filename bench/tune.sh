@@ -67,7 +67,7 @@ now() { "$PY" -c 'import time; print(time.monotonic())'; }
 
 echo "prefault tune on $(uname -n), $(date -u '+%Y-%m-%d %H:%M UTC'); load $(cut -d' ' -f1-3 /proc/loadavg);" \
 	"tune -n $PAIRS, trials -n $TPAIRS"
-printf '%-11s %7s  %-34s %-22s %-22s %10s  %s\n' program tune_s rules tuned hand tuned/hand faults
+printf '%-11s %7s  %-22s %-26s %-22s %10s  %s\n' program tune_s rules tuned hand tuned/hand faults
 for p in $PROGRAMS; do
 	cmd=$(cmd_of "$p")
 	t0=$(now)
@@ -91,7 +91,7 @@ for p in $PROGRAMS; do
 		rt=$(jv "$T/$p.tuned.json" "d['wall_ratio']['median']")
 		tuned=$(r "$T/$p.tuned.json")
 	fi
-	printf '%-11s %7.1f  %-34s %-22s %-22s %10s  %s\n' "$p" "$(echo "$t1 $t0" | awk '{print $1 - $2}')" "$rules" \
+	printf '%-11s %7.1f  %-22s %-26s %-22s %10s  %s\n' "$p" "$(echo "$t1 $t0" | awk '{print $1 - $2}')" "$rules" \
 		"$tuned" "$(r "$T/$p.hand.json")" "$(echo "$rh $rt" | awk '{printf "%.2f", $1 / $2}')" \
 		"$(jv "$T/$p.tuned.json" "'%d -> %d' % (d['faults_in_program']['without']['median'], d['faults_in_program']['with']['median'])")"
 done

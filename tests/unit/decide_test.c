@@ -132,6 +132,44 @@ int main(void)
 		check_keep("fault cut beyond the noise", k, at, 5, 1);
 	}
 
+	/* Recorded with `prefault tune -n 5 --json` (bench/tune.sh, 2026-12-01
+	 * 08:24 UTC, load about 1), each candidate against the best so far. */
+	{
+		/* churn_text.py: recycle for pymalloc's arenas, against observe mode */
+		static const struct pairs recycle = { 5,
+			{ 0.537838, 0.537116, 0.530939, 0.543589, 0.543449 },
+			{ 0.278874, 0.272577, 0.27517, 0.256952, 0.276708 } };
+		/* churn_text.py: populate in its place, against recycle */
+		static const struct pairs populate = { 5,
+			{ 0.269689, 0.256933, 0.267633, 0.271624, 0.257289 },
+			{ 0.428654, 0.390415, 0.425382, 0.424577, 0.421432 } };
+		/* steady.py 40 (no arena churn): recycle, against observe mode */
+		static const struct pairs steady_recycle = { 5,
+			{ 0.454639, 0.476891, 0.422859, 0.421431, 0.464416 },
+			{ 0.438669, 0.464042, 0.436245, 0.519868, 0.422375 } };
+		/* steady.py 40: populate for a malloc site, against recycle */
+		static const struct pairs steady_populate = { 5,
+			{ 0.476184, 0.449269, 0.419988, 0.49189, 0.42228 },
+			{ 0.450374, 0.501095, 0.399992, 0.418601, 0.42275 } };
+		struct keep_input t;
+		memset(&t, 0, sizeof t);
+		t.rank = RANK_TIME;
+		t.ref_faults = t.a_faults = sp(22427, 22454, 22694);
+		t.b_faults = sp(4514, 4516, 4543);
+		t.a_rss = sp(21208, 21276, 21344);
+		t.b_rss = sp(22228, 22288, 22376);
+		n = ratios(&recycle, r);
+		check_keep("churn_text.py: recycle", t, r, n, 1);
+		t.a_faults = sp(4515, 4516, 4543);
+		t.b_faults = sp(1041, 1043, 1043);
+		n = ratios(&populate, r);
+		check_keep("churn_text.py: populate after recycle", t, r, n, 0);
+		n = ratios(&steady_recycle, r);
+		check_keep("steady.py: recycle", t, r, n, 0);
+		n = ratios(&steady_populate, r);
+		check_keep("steady.py: populate, pairs disagree", t, r, n, 0);
+	}
+
 	/* tune's rule, by faults (--rank faults): no timings at all */
 	memset(&k, 0, sizeof k);
 	k.rank = RANK_FAULTS;
