@@ -1,5 +1,6 @@
 /* child.c: see child.h. */
 #include "child.h"
+#include "fmt.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -85,20 +86,6 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
 }
 
 static void __attribute__((noreturn)) in_child(const struct child_spec *spec, int report_fd)

@@ -500,8 +500,22 @@ static void json_spread(const char *key, struct spread s)
 	printf("\"%s\":{\"median\":%.6g,\"min\":%.6g,\"max\":%.6g}", key, s.med, s.lo, s.hi);
 }
 
+/* ,"key":{"name0":{spread},"name1":{spread}...} */
+static void json_sides(const char *key, int n, const char *const *names, const struct spread *v)
+{
+	int i;
+	printf(",\"%s\":{", key);
+	for (i = 0; i < n; i++) {
+		if (i)
+			putchar(',');
+		json_spread(names[i], v[i]);
+	}
+	putchar('}');
+}
+
 static void print_json(void)
 {
+	static const char *const ba[] = { "before", "after" }, *const woc[] = { "without", "observe", "with" };
 	int i, k, s;
 	char label[300];
 	printf("{\"command\":[");
@@ -553,15 +567,9 @@ static void print_json(void)
 		json_string(stdout, c->rule);
 		printf(",\"rounds\":%d,", t->rounds);
 		json_spread("wall_ratio", t->ratio);
-		printf(",\"faults_in_program\":{");
-		json_spread("before", t->fa);
-		putchar(',');
-		json_spread("after", t->fb);
-		printf("},\"peak_rss_kb\":{");
-		json_spread("before", t->ra);
-		putchar(',');
-		json_spread("after", t->rb);
-		printf("},\"verdict\":\"%s\",\"why\":", vword[t->verdict]);
+		json_sides("faults_in_program", 2, ba, (struct spread[]){ t->fa, t->fb });
+		json_sides("peak_rss_kb", 2, ba, (struct spread[]){ t->ra, t->rb });
+		printf(",\"verdict\":\"%s\",\"why\":", vword[t->verdict]);
 		json_string(stdout, t->why);
 		printf(",\"pairs\":[");
 		for (k = 0; k < t->rounds; k++)
@@ -576,19 +584,9 @@ static void print_json(void)
 		json_spread("wall_ratio", T.conf.ratio);
 		putchar(',');
 		json_spread("wall_ratio_observe", T.conf.ratio_obs);
-		printf(",\"faults_in_program\":{");
-		json_spread("without", T.conf.fw);
-		putchar(',');
-		json_spread("observe", T.conf.fo);
-		putchar(',');
-		json_spread("with", T.conf.fb);
-		printf("},\"peak_rss_kb\":{");
-		json_spread("without", T.conf.rw);
-		putchar(',');
-		json_spread("observe", T.conf.ro);
-		putchar(',');
-		json_spread("with", T.conf.rb);
-		printf("}}");
+		json_sides("faults_in_program", 3, woc, (struct spread[]){ T.conf.fw, T.conf.fo, T.conf.fb });
+		json_sides("peak_rss_kb", 3, woc, (struct spread[]){ T.conf.rw, T.conf.ro, T.conf.rb });
+		printf("}");
 	} else {
 		printf("null");
 	}

@@ -1,6 +1,6 @@
 /* progress.c: see progress.h. */
 #include "progress.h"
-#include <errno.h>
+#include "fmt.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,18 +27,7 @@ double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void put(const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(2, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
-}
+static void put(const char *s, size_t n) { write_all(2, s, n); }
 
 /* 42s, 3m05s, 1h02m */
 static void dur(char *out, size_t cap, double s)

@@ -606,6 +606,16 @@ __attribute__((noinline)) void *site_thin(void)
 	return p;
 }
 
+/* 8 x 4 MiB all touched (site_dense), then 8 x 8 MiB through other. */
+static void dense_and(void *(*other)(void))
+{
+	int i;
+	for (i = 0; i < 8; i++)
+		site_dense();
+	for (i = 0; i < 8; i++)
+		other();
+}
+
 /* Maps 4 MiB, works ms milliseconds, then touches all of it: a site
  * where background prefaulting has time to get ahead of the program. */
 __attribute__((noinline)) void *site_later(double ms)
@@ -955,10 +965,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "mixed")) {
 		int i;
-		for (i = 0; i < 8; i++)
-			site_dense();
-		for (i = 0; i < 8; i++)
-			site_sparse();
+		dense_and(site_sparse);
 		for (i = 0; i < 64; i++)
 			site_churn();
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
@@ -966,11 +973,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "densesparse")) {
 		/* 8 x 4 MiB all touched, 8 x 8 MiB one page in eight touched */
-		int i;
-		for (i = 0; i < 8; i++)
-			site_dense();
-		for (i = 0; i < 8; i++)
-			site_thin();
+		dense_and(site_thin);
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 		return 0;
 	}
