@@ -35,7 +35,9 @@ static void add_name(char *list, size_t cap, const char *name)
 	}
 	if (len + n + 2 > cap)
 		return;
-	snprintf(list + len, cap - len, "%s%s", len ? " " : "", name);
+	if (len)
+		list[len++] = ' ';
+	memcpy(list + len, name, n + 1);
 }
 
 /* Which processes each merged site was seen in. */
