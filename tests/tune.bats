@@ -51,6 +51,19 @@ checked() {
 	grep -q '^# peak RSS .* MiB (.* MiB)$' "$f.policy"
 }
 
+@test "tune without fault sampling: sites weighed by pages touched, the same answer, no background" {
+	needs_no_tsan
+	needs_plain_runtime
+	f="$BATS_TEST_TMPDIR/noperf"
+	PREFAULT_TEST_NO_PERF=1 tune_faults "$f" "$PROBE" densesparse
+	[ "$status" -eq 0 ]
+	checked "$f.policy"
+	[ "$(grep -c -- '->' <<<"$output")" -eq 1 ]
+	grep -q 'size=4M .*-> populate' <<<"$output"
+	grep -q 'pages touched' "$f.policy"
+	[ "$(jget "$f.json" "any(s['works_before_touching'] for s in d['sites'])")" = False ]
+}
+
 @test "tune, known answer: an mmap/touch/munmap churn gets recycle" {
 	needs_no_tsan
 	needs_plain_runtime
