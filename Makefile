@@ -2,6 +2,7 @@
 #
 #   make                 build/libprefault.so and build/prefault
 #   make test            the bats suite (tests/*.bats)
+#   make unit            the unit tests of the decision rules (also run by make test)
 #   make install         PREFIX=/usr/local DESTDIR= honoured
 #   make V=1             show the full commands
 #   make DEVELOPER=1     strict warnings, as errors
@@ -45,9 +46,10 @@ SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/stac
 # reader, and the formatting helpers.
 PURE_SRC := shim/policy.c shim/policy_file.c shim/glob.c shim/sbuf.c
 # The command-line tool, top to bottom: the commands, then what they share.
-CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.c tools/cli_trial.c \
-           tools/cli_bench.c tools/suggest.c tools/profile_out.c tools/profile_data.c tools/reports.c \
-           tools/json.c tools/child.c tools/env.c tools/paths.c tools/fmt.c tools/spread.c
+CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.c tools/cli_tune.c tools/cli_trial.c \
+           tools/cli_bench.c tools/suggest.c tools/candidates.c tools/profile_run.c tools/profile_out.c tools/profile_data.c tools/compare.c \
+           tools/decide.c tools/reports.c tools/json.c tools/child.c tools/env.c tools/paths.c tools/progress.c \
+           tools/fmt.c tools/spread.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
           $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
           $(BUILD)/probes/libcount.so
@@ -120,7 +122,19 @@ $(BUILD)/probes/h2/%: tests/probes/hostile2/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -w -D_GNU_SOURCE -o $@ $< -lpthread
 
-probes: $(PROBES) $(H2)
+# Unit tests of the tool's pure modules (the decision rules), built with the
+# probes so every bats run has them; `make unit` runs them on their own.
+UNIT := $(BUILD)/unit/decide_test
+$(BUILD)/unit/decide_test: tests/unit/decide_test.c tools/decide.c tools/spread.c tools/decide.h tools/cli.h
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Itools -Ishim -o $@ tests/unit/decide_test.c \
+		tools/decide.c tools/spread.c
+
+probes: $(PROBES) $(H2) $(UNIT)
+
+unit: $(UNIT)
+	$(Q)$(UNIT)
 
 $(BUILD)/examples/%: examples/%.c
 	$(call say,CC,$@)
@@ -164,6 +178,11 @@ bench-observe: all $(OBSERVE_BENCH)
 # about 4 minutes).
 bench-pyperf: all
 	$(Q)sh bench/pyperf.sh $(BUILD)
+
+# prefault tune against the best hand-written policies, on the example, a
+# large buffer and two Python scripts (issue 12; about 10 minutes).
+bench-tune: all $(BUILD)/examples/stream $(BUILD)/bench/large
+	$(Q)sh bench/tune.sh $(BUILD)
 
 # CPython workloads with and without the cpython policy (Debian's python3).
 bench-python: all $(BUILD)/bench/arena
@@ -262,6 +281,6 @@ clean:
 
 -include $(SHIM_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
-.PHONY: all probes test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python \
-	bench-observe bench-pyperf
+.PHONY: all probes unit test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python \
+	bench-observe bench-pyperf bench-tune
 .DELETE_ON_ERROR:

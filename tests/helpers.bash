@@ -82,3 +82,26 @@ populate_all() {
 	action = populate
 	EOF
 }
+
+# on_tty CMD...: run CMD with its stderr on a terminal (a pseudo-terminal,
+# 250 columns wide), and print what it wrote there; stdout stays ours.
+on_tty() {
+	"$PY" -c '
+import fcntl, os, struct, subprocess, sys, termios
+m, s = os.openpty()
+fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
+p = subprocess.Popen(sys.argv[1:], stderr=s, stdin=subprocess.DEVNULL)
+os.close(s)
+out = b""
+while True:
+    try:
+        d = os.read(m, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+p.wait()
+sys.stdout.write(out.decode("utf-8", "replace"))
+sys.exit(p.returncode)' "$@"
+}

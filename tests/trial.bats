@@ -17,17 +17,88 @@ load helpers
 	[ "$(jget "$j" "int(d['minor_faults']['with']['median']) >= 16000")" = True ]
 }
 
-@test "trial, known answer: an empty policy has no effect, and says so" {
-	# A sanitizer's runtime adds milliseconds to every start: a real effect.
-	[ -z "${PREFAULT_SANITIZER:-}" ] || skip "a sanitized shim is slower to start"
-	pol=$(policy empty <<<$'[global]\nreport = none')
-	run --separate-stderr "$PF" trial -n 5 -p "$pol" -- "$PROBE" burn 300
+@test "trial, known answer: an empty policy leaves the faults in the program as they were, and claims no cut" {
+	# Issue 12: the side without the shim counted the whole process and the
+	# shim's side only from the shim's start, so a policy that does nothing
+	# claimed 1.4x fewer faults.  Both sides are now the tree's faults from
+	# wait4, less the shim's own work.
+	needs_plain_runtime
+	run --separate-stderr "$PF" trial -n 2 -p observe -- sleep 0.1
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grep -q '^verdict: no effect' <<<"$output"
 	grep -q '^wall ' <<<"$output"
-	grep -q '^faults in the program ' <<<"$output"
 	grep -q '^peak RSS ' <<<"$output"
+	grep -q '^faults left in the program: [0-9]* -> [0-9]* (none fewer)$' <<<"$output"
+	! grep -q 'x fewer' <<<"$output" || false
+	run --separate-stderr "$PF" trial -n 2 -p observe --json -- sleep 0.1
+	j="$BATS_TEST_TMPDIR/t.json"
+	echo "$output" >"$j"
+	without=$(jget "$j" "int(d['faults_in_program']['without']['median'])")
+	with=$(jget "$j" "int(d['faults_in_program']['with']['median'])")
+	echo "faults in the program: $without -> $with"
+	# the shim's own loading adds a few faults; it never removes the program's
+	[ "$with" -ge "$without" ]
+	[ "$with" -le $((without + 200)) ]
+	# and the program's faults are the process's: nothing was prefaulted
+	[ "$(jget "$j" "d['faults_in_program']['with']['median'] == d['minor_faults']['with']['median'] + d['major_faults']['with']['median']")" = True ]
+}
+
+@test "trial: every side runs in an environment of the same size, only one of them with the shim" {
+	f="$BATS_TEST_TMPDIR/env.txt"
+	run --separate-stderr "$PF" trial -n 2 --observe -p observe -- sh -c "env | wc -c >>$f; echo \"\${LD_PRELOAD:-none}\" >>$f"
+	[ "$status" -eq 0 ]
+	cat "$f"
+	# warm-up and two rounds of three sides: nine runs, one size
+	[ "$(grep -c '^[0-9]*$' "$f")" -eq 9 ]
+	[ "$(grep '^[0-9]*$' "$f" | sort -u | wc -l)" -eq 1 ]
+	[ "$(grep -c libprefault "$f")" -eq 6 ]
+	[ "$(grep -c '^none$' "$f")" -eq 3 ]
+	# an LD_PRELOAD of the caller's stays on every side, padded where the shim is not
+	rm -f "$f"
+	lib=$(ldd "$PROBE" | awk '/libc.so/ {print $3}')
+	LD_PRELOAD="$lib" run --separate-stderr "$PF" trial -n 1 -p observe -- sh -c "env | wc -c >>$f; echo \"\$LD_PRELOAD\" >>$f"
+	[ "$status" -eq 0 ]
+	cat "$f"
+	[ "$(grep '^[0-9]*$' "$f" | sort -u | wc -l)" -eq 1 ]
+	[ "$(grep -c "libprefault.so:$lib\$" "$f")" -eq 2 ]
+	[ "$(grep -c "^:*$lib\$" "$f")" -eq 2 ]
+}
+
+@test "trial --observe: three columns, the shim's own cost apart from the policy's effect" {
+	needs_plain_runtime
+	pol=$(policy pop <<<$'[global]\nreport = none\n[rule big]\nsize = >=16M\naction = populate')
+	run --separate-stderr "$PF" trial -n 2 --observe -p "$pol" --json -- "$PROBE" alloc mmap 64M
+	[ "$status" -eq 0 ]
+	j="$BATS_TEST_TMPDIR/t.json"
+	echo "$output" >"$j"
+	without=$(jget "$j" "int(d['faults_in_program']['without']['median'])")
+	observe=$(jget "$j" "int(d['faults_in_program']['observe']['median'])")
+	with=$(jget "$j" "int(d['faults_in_program']['with']['median'])")
+	echo "faults in the program: without $without, observe $observe, with $with"
+	[ "$without" -ge 16000 ]
+	# observe mode only watches: the program keeps its faults
+	[ "$observe" -ge "$without" ]
+	[ "$observe" -le $((without + 200)) ]
+	[ "$with" -lt $((observe / 20)) ]
+	jget "$j" "d['shim_cost']['verdict'], d['policy_effect']['verdict']"
+	[ "$(jget "$j" "len(d['pairs']) == 2 and all(set(p) == {'without', 'observe', 'with'} for p in d['pairs'])")" = True ]
+	run --separate-stderr "$PF" trial -n 1 --observe -p "$pol" -- "$PROBE" alloc mmap 64M
+	echo "$output"
+	grep -q 'without prefault *observe mode *with the policy' <<<"$output"
+	grep -q "the shim's own cost" <<<"$output"
+	grep -q "the policy's effect" <<<"$output"
+}
+
+@test "trial: progress on stderr only when it is a terminal" {
+	run --separate-stderr "$PF" trial -n 2 -p observe -- true
+	[ "$status" -eq 0 ]
+	echo "stderr: $stderr"
+	[ "$stderr" = "prefault trial: 2 alternating pairs after a warm-up of each; program output discarded" ]
+	run on_tty "$PF" trial -n 2 -p observe -- true
+	echo "$output" | cat -v
+	[ "$status" -eq 0 ]
+	grep -q 'prefault trial: [0-9]*s spent; warm-up, without prefault' <<<"$output"
+	grep -q 'prefault trial: [0-9]*s spent, about [0-9]*s left; pair 2 of 2, with the policy' <<<"$output"
 }
 
 @test "trial of a failing program reports it, with its exit status" {

@@ -1,5 +1,6 @@
 /* child.c: see child.h. */
 #include "child.h"
+#include "fmt.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -28,18 +29,20 @@ static sigset_t orig_mask;
 static volatile sig_atomic_t running; /* the child's pid while it runs, else 0 */
 static volatile sig_atomic_t pending;
 static int last_signal; /* the signal the last program died of, or 0 */
+static volatile sig_atomic_t arrived; /* INT, TERM, HUP or QUIT, program running or not */
 
 static void forward(int sig, siginfo_t *si, void *uc)
 {
 	int e = errno;
 	pid_t pid = (pid_t)running;
 	(void)uc;
-	if (pid <= 0) {
-		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+		arrived = sig;
+		if (pid <= 0)
 			pending = sig;
-	} else if (si->si_code <= 0) { /* sent by kill or sigqueue, not the terminal */
-		kill(pid, sig);
 	}
+	if (pid > 0 && si->si_code <= 0) /* sent by kill or sigqueue, not the terminal */
+		kill(pid, sig);
 	errno = e;
 }
 
@@ -93,20 +96,6 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
 }
 
 static void __attribute__((noreturn)) in_child(const struct child_spec *spec, int report_fd)
@@ -249,6 +238,14 @@ int child_exit_code(int status)
 int child_take_pending_signal(void)
 {
 	int s = pending;
+	pending = 0;
+	return s;
+}
+
+int child_take_signal(void)
+{
+	int s = arrived;
+	arrived = 0;
 	pending = 0;
 	return s;
 }

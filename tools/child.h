@@ -59,4 +59,11 @@ void child_exit(int code) __attribute__((noreturn));
  * (0 if none), and clears it: a tool running several programs stops there. */
 int child_take_pending_signal(void);
 
+/* The last of the four signals that reached the tool at all since the last
+ * call (0 if none), and clears it and the pending one: a Ctrl-C from the
+ * terminal reaches the program and the tool alike, and a tool that runs a
+ * program many times (trial, tune) stops there rather than blame the
+ * program for dying of it. */
+int child_take_signal(void);
+
 #endif

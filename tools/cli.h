@@ -22,6 +22,10 @@ int prepare_env(const char *policy_arg, const char *report);
 /* The policy prepare_env checked, or NULL if none was given. */
 const struct policy *prepared_policy(void);
 int set_preload(const char *shim);
+/* Does LD_PRELOAD hold the shim already? */
+int preload_holds(const char *shim);
+/* The same environment size as set_preload(shim), without the shim. */
+int set_preload_twin(const char *shim);
 int cmd_run(int argc, char **argv);
 
 /* spread.c: a sample's least, median and greatest (v is sorted in place; n >= 1). */
@@ -32,6 +36,7 @@ struct spread spread_of(double *v, int n);
 int cmd_check(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_trial(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 void usage(FILE *out);
 #endif

@@ -8,29 +8,13 @@
  */
 #include "cli.h"
 #include "child.h"
-#include "profile_data.h"
+#include "profile_run.h"
 #include "fmt.h"
-#include "reports.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int cmp_site(const void *a, const void *b)
-{
-	const struct psite *x = a, *y = b;
-	if (x->faults != y->faults)
-		return x->faults < y->faults ? 1 : -1;
-	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
-}
-
-static int cmp_count(const void *a, const void *b)
-{
-	const struct pcount *x = a, *y = b;
-	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
-}
-
 
 static void print_table(FILE *o, const struct profile *m, int nproc, const char *cmd)
 {
@@ -78,11 +62,9 @@ static void print_table(FILE *o, const struct profile *m, int nproc, const char 
 int cmd_profile(int argc, char **argv)
 {
 	const char *out_json = NULL, *suggest = NULL, *svg = NULL, *folded = NULL, *period = NULL;
-	char *dir, spec[4200], cmd[256];
-	int i, nproc = 0, rc;
-	struct child_spec cs;
-	struct child_result cr;
-	struct profile merged, *procs = NULL;
+	char cmd[256];
+	int i, rc, tty;
+	struct profiled p;
 	for (i = 1; i < argc; i++) {
 		const char **dst = NULL;
 		if (!strcmp(argv[i], "--")) {
@@ -121,59 +103,36 @@ int cmd_profile(int argc, char **argv)
 		}
 		setenv("PREFAULT_PROFILE_PERIOD", period, 1);
 	}
-	dir = scratch_dir("profile");
-	if (!dir) {
-		fprintf(stderr, "prefault profile: cannot make a temporary directory: %s\n", strerror(errno));
-		return EXIT_USAGE;
+	/* Progress: the program owns the terminal while it runs (its output is
+	 * its own, and a line redrawn under it would garble it), so on a
+	 * terminal: a line before, and one with the time it took. */
+	tty = isatty(2);
+	if (tty)
+		fprintf(stderr, "prefault profile: profiling %s (its output follows; the table when it exits)\n", argv[i]);
+	if (profile_program(argv + i, -1, -1, -1, &p) < 0) {
+		if (errno)
+			fprintf(stderr, "prefault profile: cannot start %s: %s\n", argv[i], strerror(errno));
+		return errno ? 126 : EXIT_USAGE;
 	}
-	if (prepare_env(NULL, "none") < 0) {
-		scratch_clean(dir, 1);
-		free(dir);
-		return EXIT_USAGE;
-	}
-	snprintf(spec, sizeof spec, "%s/%%p.prof", dir);
-	setenv("PREFAULT_PROFILE", spec, 1);
-	memset(&cs, 0, sizeof cs);
-	cs.argv = argv + i;
-	cs.fd_in = cs.fd_out = cs.fd_err = -1;
-	if (child_run(&cs, &cr) < 0) {
-		fprintf(stderr, "prefault profile: cannot start %s: %s\n", argv[i], strerror(errno));
-		scratch_clean(dir, 1);
-		free(dir);
-		return 126;
-	}
-	rc = child_exit_code(cr.status);
-	if (cr.exec_errno) { /* said by the child */
-		scratch_clean(dir, 1);
-		free(dir);
+	rc = child_exit_code(p.status);
+	if (p.exec_errno) /* said by the child */
 		return rc;
-	}
-	if (load_profiles(dir, &procs, &nproc) < 0 || nproc == 0) {
+	if (tty)
+		fprintf(stderr, "prefault profile: %s ran %.1f s; %d profile%s read\n", argv[i], p.wall_s, p.nproc,
+		        p.nproc == 1 ? "" : "s");
+	if (p.nproc == 0) {
 		fprintf(stderr, "prefault profile: no profile was written (a static binary, or a set-user-ID program?)\n");
-		scratch_clean(dir, 1);
-		free(dir);
 		return rc ? rc : 1;
 	}
-	scratch_clean(dir, 1);
-	free(dir);
-	merge_profiles(procs, nproc, &merged);
-	if (merged.nsites) /* (qsort of a NULL, empty array is undefined) */
-		qsort(merged.sites, merged.nsites, sizeof merged.sites[0], cmp_site);
-	if (merged.ncode)
-		qsort(merged.code, merged.ncode, sizeof merged.code[0], cmp_count);
-	if (merged.nother)
-		qsort(merged.other, merged.nother, sizeof merged.other[0], cmp_count);
-	if (merged.nstacks)
-		qsort(merged.stacks, merged.nstacks, sizeof merged.stacks[0], cmp_count);
 	snprintf(cmd, sizeof cmd, "%s", argv[i]);
-	print_table(stderr, &merged, nproc, cmd);
-	if (out_json && write_profile_json(out_json, &merged, procs, nproc, argv + i, rc) < 0)
+	print_table(stderr, &p.merged, p.nproc, cmd);
+	if (out_json && write_profile_json(out_json, &p.merged, p.procs, p.nproc, argv + i, rc) < 0)
 		rc = rc ? rc : 1;
-	if (folded && write_folded(folded, &merged) < 0)
+	if (folded && write_folded(folded, &p.merged) < 0)
 		rc = rc ? rc : 1;
-	if (svg && write_svg(svg, &merged, argv + i) < 0)
+	if (svg && write_svg(svg, &p.merged, argv + i) < 0)
 		rc = rc ? rc : 1;
-	if (suggest && write_suggestion(suggest, &merged, argv + i) < 0)
+	if (suggest && write_suggestion(suggest, &p.merged, argv + i) < 0)
 		rc = rc ? rc : 1;
 	return rc;
 usage:

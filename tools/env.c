@@ -42,6 +42,33 @@ int set_preload(const char *shim)
 	return 0;
 }
 
+int preload_holds(const char *shim)
+{
+	const char *old = getenv("LD_PRELOAD");
+	return old && preload_has(old, shim);
+}
+
+/* The side without the shim, in an environment of the same size as
+ * set_preload's: LX_PRELOAD set to the shim's path, or, when an LD_PRELOAD
+ * of the caller's is there, that one padded at the front with empty entries
+ * (the loader skips them) as long as what set_preload would add. */
+int set_preload_twin(const char *shim)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t pad = strlen(shim) + 1;
+	char *v;
+	if (!old || !*old)
+		return setenv("LX_PRELOAD", shim, 1);
+	v = malloc(pad + strlen(old) + 1);
+	if (!v)
+		return -1;
+	memset(v, ':', pad);
+	strcpy(v + pad, old);
+	setenv("LD_PRELOAD", v, 1);
+	free(v);
+	return 0;
+}
+
 static struct policy prepared;
 static int have_prepared;
 

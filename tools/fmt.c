@@ -1,10 +1,12 @@
 /* fmt.c: the shim's formatting helpers (sbuf.h) for the tool's stdio
  * output, so that a size or a JSON string looks the same wherever it is
- * printed. */
+ * printed; and a write(2) that finishes. */
 #include "fmt.h"
 #include "sbuf.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void human_size(char *out, size_t cap, uint64_t v)
 {
@@ -27,4 +29,18 @@ void json_string(FILE *f, const char *s)
 	sb_json_str(&sb, s);
 	fputs(sb_cstr(&sb), f);
 	free(buf);
+}
+
+void write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
 }

@@ -19,9 +19,14 @@ void usage(FILE *out)
 	        "  profile [-o FILE.json] [--suggest POLICY] [--svg FILE.svg] [--folded FILE] [--period N] -- CMD...\n"
 	        "        where CMD's faults come from: mapping sites, touched share, the code\n"
 	        "        taking them; optionally a suggested policy.  Exit status is CMD's.\n"
-	        "  trial [-n RUNS] -p POLICY [--json] -- CMD [ARGS...]\n"
-	        "        does the policy help?  CMD without and with it, alternating; medians,\n"
-	        "        spreads, ratios and a verdict (faster, slower, no effect, inconclusive)\n"
+	        "  trial [-n RUNS] -p POLICY [--observe] [--json] -- CMD [ARGS...]\n"
+	        "        does the policy help?  CMD without and with it (and in observe mode),\n"
+	        "        alternating; medians, spreads, ratios and a verdict (faster, slower,\n"
+	        "        no effect, inconclusive)\n"
+	        "  tune [-n PAIRS] [-t SECONDS] [-o POLICY] [--json] [--rank time|faults] -- CMD...\n"
+	        "        what makes CMD faster?  Profiles it, trials each candidate rule against\n"
+	        "        the best so far, keeps what is faster with fewer faults, and writes the\n"
+	        "        policy (tune.policy) with the evidence beside each rule\n"
 	        "  bench [-r ROUNDS] [--json] [SIZE]\n"
 	        "        first touch, MAP_POPULATE, MADV_POPULATE_WRITE, mlock, huge pages and\n"
 	        "        threads on a SIZE buffer (512M), per page and as factors\n"
@@ -54,6 +59,8 @@ int main(int argc, char **argv)
 		child_exit(cmd_profile(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "trial"))
 		return cmd_trial(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "tune"))
+		return cmd_tune(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc - 1, argv + 1);
 	fprintf(stderr, "prefault: unknown command '%s'\n\n", argv[1]);

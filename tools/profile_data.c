@@ -180,6 +180,12 @@ static void add_count(struct pcount **t, size_t *n, size_t *cap, const char *a, 
 	(*t)[(*n)++].n = cnt;
 }
 
+int same_site(const struct psite *a, const struct psite *b)
+{
+	return !strcmp(a->caller, b->caller) && !strcmp(a->symbol, b->symbol) && !strcmp(a->call, b->call) &&
+	       a->size_class == b->size_class && !strcmp(a->kind, b->kind);
+}
+
 void merge_profiles(const struct profile *p, int n, struct profile *m)
 {
 	size_t csites = 0, ccode = 0, cstacks = 0, cother = 0, k, j;
@@ -206,12 +212,9 @@ void merge_profiles(const struct profile *p, int n, struct profile *m)
 			copy(m->perf_why, sizeof m->perf_why, p[i].perf_why);
 		for (k = 0; k < p[i].nsites; k++) {
 			const struct psite *s = &p[i].sites[k];
-			for (j = 0; j < m->nsites; j++) {
-				struct psite *t = &m->sites[j];
-				if (!strcmp(t->caller, s->caller) && !strcmp(t->symbol, s->symbol) && !strcmp(t->call, s->call) &&
-				    t->size_class == s->size_class && !strcmp(t->kind, s->kind))
+			for (j = 0; j < m->nsites; j++)
+				if (same_site(&m->sites[j], s))
 					break;
-			}
 			if (j == m->nsites) {
 				m->sites = grow(m->sites, &csites, m->nsites, sizeof *m->sites);
 				m->sites[m->nsites] = *s;

@@ -14,6 +14,9 @@ struct psite {
 	uint64_t ranges_early;   /* ... whose first one came within 5 ms of the map */
 	uint64_t faults_early;   /* sampled faults within 5 ms of their range's map */
 	uint64_t delay_us;       /* sum over ranges of the time from map to first fault */
+	/* where it was seen (profile_program fills these in the merged view) */
+	int in_root;             /* in the process we started */
+	char programs[128];      /* the other processes' program names, space separated */
 };
 
 struct pcount {
@@ -38,6 +41,8 @@ struct profile {
 /* Every *.prof file in dir; returns 0, or -1 on an unreadable directory. */
 int load_profiles(const char *dir, struct profile **out, int *n);
 void merge_profiles(const struct profile *p, int n, struct profile *m);
+/* The same site (caller, symbol, call, size class, kind)? */
+int same_site(const struct psite *a, const struct psite *b);
 /* A site as people read it: the symbol, or object and symbol. */
 void site_label(char *out, size_t cap, const struct psite *s);
 int write_profile_json(const char *path, const struct profile *m, const struct profile *procs, int n, char **cmd,

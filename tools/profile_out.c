@@ -15,10 +15,13 @@ static void json_sites(FILE *f, const struct psite *s, size_t n)
 		fprintf(f, ",\"symbol\":");
 		json_string(f, s[i].symbol);
 		fprintf(f, ",\"call\":\"%s\",\"kind\":\"%s\",\"prot\":\"%s\",\"size\":%llu,\"size_min\":%llu,\"size_max\":%llu,"
-		           "\"maps\":%llu,\"unmaps\":%llu,\"bytes\":%llu,\"touched_bytes\":%llu,\"faults\":%llu}",
+		           "\"maps\":%llu,\"unmaps\":%llu,\"bytes\":%llu,\"touched_bytes\":%llu,\"faults\":%llu,"
+		           "\"ranges_faulted\":%llu,\"ranges_early\":%llu,\"faults_early\":%llu,\"delay_us\":%llu}",
 		        s[i].call, s[i].kind, s[i].prot, (unsigned long long)s[i].size_class, (unsigned long long)s[i].size_min,
 		        (unsigned long long)s[i].size_max, (unsigned long long)s[i].maps, (unsigned long long)s[i].unmaps,
-		        (unsigned long long)s[i].bytes, (unsigned long long)s[i].touched, (unsigned long long)s[i].faults);
+		        (unsigned long long)s[i].bytes, (unsigned long long)s[i].touched, (unsigned long long)s[i].faults,
+		        (unsigned long long)s[i].ranges_faulted, (unsigned long long)s[i].ranges_early,
+		        (unsigned long long)s[i].faults_early, (unsigned long long)s[i].delay_us);
 	}
 	fputc(']', f);
 }

@@ -106,9 +106,9 @@ void reports_free(struct report_set *rs)
 	memset(rs, 0, sizeof *rs);
 }
 
-uint64_t report_in_program(const struct json *doc)
+uint64_t report_in_prefault(const struct json *doc)
 {
-	return json_u64(json_path(doc, "faults.in_program"), 0);
+	return json_u64(json_path(doc, "faults.in_prefault"), 0);
 }
 
 /* ---- one rule's figures, read from a report and summed over several ---- */

@@ -33,6 +33,6 @@ void reports_free(struct report_set *rs);
  * ran.  Written to fd with write(2). */
 void reports_print(int fd, const struct report_set *rs, pid_t root, const char *root_name, double wall_s);
 
-/* faults.in_program of one report (0 if absent). */
-uint64_t report_in_program(const struct json *doc);
+/* faults.in_prefault of one report: taken by the shim's own work (0 if absent). */
+uint64_t report_in_prefault(const struct json *doc);
 #endif

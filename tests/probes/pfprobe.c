@@ -594,6 +594,42 @@ __attribute__((noinline)) void site_churn(void)
 	munmap(p, 1 << 20);
 }
 
+/* Maps 8 MiB and touches one page in eight: heavy in faults, but sparse. */
+__attribute__((noinline)) void *site_thin(void)
+{
+	size_t i, size = 8 << 20;
+	char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	for (i = 0; i < size; i += 8 * pg)
+		p[i] = 1;
+	return p;
+}
+
+/* 8 x 4 MiB all touched (site_dense), then 8 x 8 MiB through other. */
+static void dense_and(void *(*other)(void))
+{
+	int i;
+	for (i = 0; i < 8; i++)
+		site_dense();
+	for (i = 0; i < 8; i++)
+		other();
+}
+
+/* Maps 4 MiB, works ms milliseconds, then touches all of it: a site
+ * where background prefaulting has time to get ahead of the program. */
+__attribute__((noinline)) void *site_later(double ms)
+{
+	size_t i, size = 4 << 20;
+	char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	burn_ms(ms);
+	for (i = 0; i < size; i += pg)
+		p[i] = 1;
+	return p;
+}
+
 static double storm_end;
 static long storm_bad, storm_ops;
 
@@ -929,12 +965,26 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "mixed")) {
 		int i;
-		for (i = 0; i < 8; i++)
-			site_dense();
-		for (i = 0; i < 8; i++)
-			site_sparse();
+		dense_and(site_sparse);
 		for (i = 0; i < 64; i++)
 			site_churn();
+		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+		return 0;
+	}
+	if (!strcmp(argv[1], "densesparse")) {
+		/* 8 x 4 MiB all touched, 8 x 8 MiB one page in eight touched */
+		dense_and(site_thin);
+		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+		return 0;
+	}
+	if (!strcmp(argv[1], "worklater") && argc >= 4) {
+		/* n times: a 4 MiB site worked on ms after its map, and a 2 MiB one
+		 * touched straight after its map (map_touch) */
+		int n = atoi(argv[2]), i;
+		for (i = 0; i < n; i++) {
+			site_later(atof(argv[3]));
+			map_touch(2 << 20);
+		}
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 		return 0;
 	}
