@@ -244,6 +244,15 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags)
 	 * sealed region and changes nothing on any other. */
 	if (sys_mprotect((void *)addr, len, prot) != 0)
 		return 0;
+	/* Still the anonymous private mapping the shim saw made?  A file or
+	 * shared memory mapped over it by a call the shim does not see (a raw
+	 * system call, shmat) must go to the kernel: zeroing it on reuse would
+	 * wipe the file.  MADV_WIPEONFORK is refused on anything but private
+	 * anonymous memory; the program never set it here (the region would no
+	 * longer be recyclable), and KEEPONFORK takes it off again. */
+	if (sys_madvise((void *)addr, len, MADV_WIPEONFORK) != 0)
+		return 0;
+	sys_madvise((void *)addr, len, MADV_KEEPONFORK);
 	if (!budget_reserve(len)) {
 		st_add(&rs->recycle_dropped, 1);
 		stats_note(N_BUDGET);
