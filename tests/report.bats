@@ -239,6 +239,7 @@ many_rules() {
 
 # Finding: a report that could not be written (file size limit) was dropped silently, and SIGXFSZ killed the program.
 @test "a report cut by the file size limit: a warning, and the program's own exit status (issue 14 #11)" {
+	needs_no_tsan # (its runtime crashes on the SIGXFSZ the write raises, before we can discard it)
 	pol=$(many_rules)
 	# without a limit the report is larger than the 1 KiB allowed below
 	REPORT="$BATS_TEST_TMPDIR/free.json" run --separate-stderr shimmed "$pol" sh -c 'exit 5'

@@ -12,7 +12,8 @@ load helpers
 	without=$(jget "$j" "d['faults_in_program']['without']['median']")
 	with=$(jget "$j" "d['faults_in_program']['with']['median']")
 	[ "${without%.*}" -ge 16000 ]
-	[ "${with%.*}" -lt $((without / 10)) ] # (a sanitizer's runtime faults its shadow in too)
+	# (a sanitizer's runtime faults its own shadow in, in the program's name)
+	[ "${with%.*}" -lt $((without / ${SAN_RT:+5}${SAN_RT:-20})) ]
 	# the process's own fault count does not drop: the shim took them instead
 	[ "$(jget "$j" "int(d['minor_faults']['with']['median']) >= 16000")" = True ]
 }
