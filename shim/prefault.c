@@ -110,7 +110,7 @@ void pf_setup(const struct policy *p, int profile)
 		min_block = match_min_size[1];
 	if (profile && PROFILE_MALLOC_MIN < min_block)
 		min_block = PROFILE_MALLOC_MIN;
-	stats_setup(min_block);
+	stats_setup(min_block, p ? p->nrules : 0);
 	if (profile)
 		watch_free();
 	__atomic_store_n(&pf_block_min, min_block >= SIZE_MAX ? SIZE_MAX : (size_t)min_block, __ATOMIC_RELEASE);

@@ -402,7 +402,8 @@ void recycle_atfork(int who)
 	{
 		int i;
 		for (i = 0; i < POL_MAX_RULES; i++)
-			g_stats.rules[i].recycle_peak_bytes = kept_bytes[i];
+			if (kept_bytes[i])
+				g_stats.rules[i].recycle_peak_bytes = kept_bytes[i];
 	}
 	last_check = 0;
 }

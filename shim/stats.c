@@ -7,6 +7,7 @@
 
 struct stats g_stats;
 uint64_t stats_malloc_from = UINT64_MAX;
+static int nrules; /* rules[] beyond these are never written */
 
 struct tstats {
 	uint64_t calls[E_COUNT];
@@ -21,7 +22,11 @@ static spin_t tlock;
 static pthread_key_t tkey;
 static int tkey_ok;
 
-void stats_setup(uint64_t malloc_from) { stats_malloc_from = malloc_from; }
+void stats_setup(uint64_t malloc_from, int rules)
+{
+	stats_malloc_from = malloc_from;
+	nrules = rules;
+}
 
 static inline void bump(uint64_t *c, uint64_t v)
 {
@@ -204,9 +209,15 @@ void stats_atfork(int who)
 		spin_unlock(&tlock);
 		return;
 	}
-	/* The child: only this thread exists, and it counts from zero. */
+	/* The child: only this thread exists, and it counts from zero.  Only
+	 * what can have been written is cleared: a fork is cheaper when the
+	 * child does not touch (and so copy or fault in) pages it need not. */
 	state = tl.state;
-	memset(&g_stats, 0, sizeof g_stats);
+	memset(g_stats.calls, 0, sizeof g_stats.calls);
+	memset(g_stats.failed, 0, sizeof g_stats.failed);
+	memset(g_stats.rules, 0, (size_t)nrules * sizeof g_stats.rules[0]);
+	memset(g_stats.unmatched, 0, sizeof g_stats.unmatched);
+	g_stats.pf_minor = g_stats.pf_major = g_stats.notes = 0;
 	memset(&tl, 0, sizeof tl);
 	spin_init(&tlock);
 	tlist = NULL;

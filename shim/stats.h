@@ -94,7 +94,8 @@ static inline void st_add(uint64_t *c, uint64_t v) { __atomic_fetch_add(c, v, __
 static inline uint64_t st_get(const uint64_t *c) { return __atomic_load_n(c, __ATOMIC_RELAXED); }
 static inline int size_class(uint64_t v) { return v ? 63 - __builtin_clzll(v) : 0; }
 
-void stats_setup(uint64_t malloc_from);
+/* The smallest malloc block counted, and how many rules the policy has. */
+void stats_setup(uint64_t malloc_from, int rules);
 void stats_count_request(struct rule_stats *rs, uint64_t len);
 /* Faults taken by the shim's own work for a rule. */
 void stats_prefault_faults(struct rule_stats *rs, uint64_t minor, uint64_t major);

@@ -363,9 +363,12 @@ void worker_atfork(int who)
 	} else if (who == FORK_PARENT) {
 		spin_unlock(&jlock);
 	} else {
-		/* The parent's workers do not exist here, and its queue is its own. */
-		memset(jobs, 0, sizeof jobs);
-		memset(inflight, 0, sizeof inflight);
+		/* The parent's workers do not exist here, and its queue is its own.
+		 * (Untouched, when nothing was ever queued: no page to copy.) */
+		if (next_seq)
+			memset(jobs, 0, sizeof jobs);
+		if (ninflight)
+			memset(inflight, 0, sizeof inflight);
 		ninflight = 0;
 		busy = 0;
 		nactive = 0;

@@ -13,7 +13,9 @@ load helpers
 	with=$(jget "$j" "d['faults_in_program']['with']['median']")
 	[ "${without%.*}" -ge 16000 ]
 	# (a sanitizer's runtime faults its own shadow in, in the program's name)
-	[ "${with%.*}" -lt $((without / ${SAN_RT:+5}${SAN_RT:-20})) ]
+	div=20
+	[ -z "${SAN_RT:-}" ] || div=5
+	[ "${with%.*}" -lt $((without / div)) ]
 	# the process's own fault count does not drop: the shim took them instead
 	[ "$(jget "$j" "int(d['minor_faults']['with']['median']) >= 16000")" = True ]
 }
