@@ -15,7 +15,12 @@
 #             times (20 M), ns per pair
 #   json      bench/py/json_roundtrip.py, JSON_ROUNDS rounds (10), Debian's
 #             python3 with PYTHONMALLOC=malloc, ms
-#   startup   bench/startup.c: fork+exec /bin/true STARTS times (300), us per run
+#   startup   bench/startup.c: fork+exec /bin/true STARTS times (300), us per
+#             run; the preload is given to each child only (LY_PRELOAD), so
+#             this is what the shim adds to a program's start and exit
+#   startfork the same with the harness itself preloaded: adds what the
+#             shim's fork handlers cost a preloaded parent that forks (a
+#             shell under prefault run)
 # Each program prints its own time (the workload, without process start;
 # startup's figure is the whole run of /bin/true, which is its point).
 #
@@ -45,7 +50,7 @@ DEPTH=${3:-16}
 MITER=${4:-20000000}
 JROUNDS=${5:-10}
 STARTS=${6:-300}
-WORKLOADS=${WORKLOADS:-bintrees newdelete malloc json startup}
+WORKLOADS=${WORKLOADS:-bintrees newdelete malloc json startup startfork}
 PY=${PY:-/usr/bin/python3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 case "$B$ROOT" in *[[:space:]]*) echo "observe.sh: paths with spaces are not supported" >&2; exit 2 ;; esac
@@ -99,6 +104,11 @@ run_side() {
 	s=$1 x=$2
 	shift 2
 	[ "$x" = - ] && x=
+	if [ "$x" = CHILD ]; then
+		# shellcheck disable=SC2046,SC2086 # the variables are one word each
+		env -i $BASE $(side_env "$s" | sed 's/LD_PRELOAD=/LY_PRELOAD=/') "$@"
+		return
+	fi
 	# shellcheck disable=SC2046,SC2086 # the variables are one word each
 	env -i $BASE $x $(side_env "$s") "$@"
 }
@@ -191,7 +201,8 @@ for w in $WORKLOADS; do
 	newdelete) set -- "$B/bench/newdelete" "$DEPTH"; u=ms ;;
 	malloc) set -- "$B/bench/overhead" "$MITER" malloc; u=ns ;;
 	json) set -- "$PY" "$ROOT/bench/py/json_roundtrip.py" "$JROUNDS"; u=ms; x=PYTHONMALLOC=malloc ;;
-	startup) set -- "$B/bench/startup" "$STARTS" /bin/true; u=us ;;
+	startup) set -- "$B/bench/startup" "$STARTS" /bin/true; u=us; x=CHILD ;;
+	startfork) set -- "$B/bench/startup" "$STARTS" /bin/true; u=us ;;
 	*) echo "observe.sh: no workload $w" >&2; exit 2 ;;
 	esac
 	: >"$T/$w"

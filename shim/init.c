@@ -40,9 +40,13 @@
 int shim_state;
 static struct policy g_pol;
 static int have_policy;
-static struct proc_info pinfo;
+/* aligned(8): without it the compiler gives a large object 32-byte
+ * alignment, and --sort-section=alignment would place it among the big
+ * tables instead of on the page of small variables every process writes. */
+static struct proc_info pinfo __attribute__((aligned(8)));
 static char policy_path[PATH_MAX];
-static char report_dest[PATH_MAX]; /* template: "stderr", "none" or an absolute path */
+static const char *report_dest = "stderr"; /* template: "stderr", "none" or report_path */
+static char report_path[PATH_MAX];  /* (written only when the report goes to a file) */
 static int report_quiet;           /* PREFAULT_REPORT_QUIET: the CLI collects; stay silent */
 static char policy_text[POL_FILE_MAX + 2];
 static int reported;
@@ -99,19 +103,24 @@ static const char *report_errno_text(int e)
 static void set_dest(const char *s)
 {
 	size_t n = strlen(s), cwd = 0;
-	if (s[0] != '/' && strcmp(s, "stderr") && strcmp(s, "none")) {
-		if (getcwd(report_dest, sizeof report_dest - 2)) {
-			cwd = strlen(report_dest);
-			report_dest[cwd++] = '/';
-		}
-	}
-	if (cwd + n >= sizeof report_dest) {
-		warn("the report path is too long (at most 4095 bytes): no report will be written", NULL, NULL, NULL);
-		strcpy(report_dest, "none");
+	if (!strcmp(s, "stderr") || !strcmp(s, "none")) {
+		report_dest = s[0] == 's' ? "stderr" : "none";
 		return;
 	}
-	memcpy(report_dest + cwd, s, n);
-	report_dest[cwd + n] = '\0';
+	if (s[0] != '/') {
+		if (getcwd(report_path, sizeof report_path - 2)) {
+			cwd = strlen(report_path);
+			report_path[cwd++] = '/';
+		}
+	}
+	if (cwd + n >= sizeof report_path) {
+		warn("the report path is too long (at most 4095 bytes): no report will be written", NULL, NULL, NULL);
+		report_dest = "none";
+		return;
+	}
+	memcpy(report_path + cwd, s, n);
+	report_path[cwd + n] = '\0';
+	report_dest = report_path;
 }
 
 /* Returns 0 with g_pol filled, or -1 after warning. */
@@ -273,6 +282,8 @@ static void (*const atfork_hooks[])(int) = {
  * updated, leaves them alone: the shim is off there. */
 static TLS int fork_nested;
 
+static uint64_t fork_t0; /* when the last fork began: the child's start */
+
 static void atfork_prepare(void)
 {
 	int i;
@@ -280,6 +291,7 @@ static void atfork_prepare(void)
 	shim_guard++;
 	if (fork_nested)
 		return;
+	fork_t0 = os_now_ns();
 	for (i = 0; i < NHOOKS; i++)
 		atfork_hooks[i](FORK_PREPARE);
 }
@@ -321,7 +333,13 @@ static void atfork_child(void)
 		atfork_hooks[i](FORK_CHILD);
 	shim_guard--;
 	__atomic_store_n(&reported, 0, __ATOMIC_RELAXED);
-	start_counting();
+	/* The child's fault counts start from zero at fork (the kernel resets
+	 * them), and its clock from the prepare hook: no getrusage and no clock
+	 * read here, so a fork-and-exec child costs what it would without us. */
+	pinfo.pid = sys_getpid();
+	pinfo.ppid = getppid();
+	pinfo.t0 = fork_t0;
+	pinfo.f0.minor = pinfo.f0.major = 0;
 }
 
 /* ---- the report ---- */

@@ -38,7 +38,9 @@ struct object {
 static struct object objs[OBJ_MAX];
 static unsigned nobjs; /* published with release after the entry is filled */
 static spin_t obj_lock;
-static char main_names[2][OBJ_NAME]; /* argv[0] and /proc/self/exe basenames */
+/* argv[0] and /proc/self/exe basenames; aligned(8) keeps them on the page of
+ * small variables (see the Makefile on --sort-section) */
+static char main_names[2][OBJ_NAME] __attribute__((aligned(8)));
 static unsigned long long seen_subs; /* dlpi_subs when the cache was last valid */
 static unsigned gen;
 

@@ -89,6 +89,7 @@ variable() {
 
 @test "run: the program reads its stdin and writes its stdout" {
 	run --separate-stderr bash -c "printf 'b\na\n' | '$PF' run -- sort"
+	echo "status $status; stdout: $output; stderr: $stderr"
 	[ "$status" -eq 0 ]
 	[ "$output" = $'a\nb' ]
 	[[ "$stderr" == "prefault: sort["* ]]
