@@ -184,9 +184,10 @@ static void text_rule(struct sbuf *sb, const char *name, const struct rule_stats
 	if (st_get(&rs->prefaulted_bytes) || st_get(&rs->ns)) {
 		sb_str(sb, "; prefaulted ");
 		sb_size_human(sb, st_get(&rs->prefaulted_bytes));
-		sb_str(sb, " in ");
+		/* (a background rule: the workers' time is not the program's) */
+		sb_str(sb, rs->queued_bytes ? ", " : " in ");
 		sb_fixed(sb, st_get(&rs->ns) / 1000000, 3);
-		sb_str(sb, " s (");
+		sb_str(sb, rs->queued_bytes ? " s on the program's threads (" : " s (");
 		sb_u64(sb, st_get(&rs->faults));
 		sb_str(sb, " faults)");
 	}

@@ -223,10 +223,21 @@ static void do_chunk(const struct claim *c)
 	others = (self1.minor + self1.major) - (self0.minor + self0.major);
 	others = others > wf1 - wf0 ? others - (wf1 - wf0) : 0;
 	st_add(&rs->twice_max, others < own ? others : own);
-	/* The early turn: the program faulted a lot while we populated, and no
-	 * other worker's faults are mixed in. */
-	if (strategy != BG_TRAIL && !c->backward && alone && others && others * 4 >= (own * 8 < pages ? 4 : pages))
-		overtaken(c, rs);
+	/* The early turn: the program faulted a lot while we populated.  Small
+	 * pages: only when no other worker's faults are mixed in (another
+	 * worker's chunk adds its faults to worker_faults only when it is
+	 * done, so hundreds of them can look like the program's).  Huge pages:
+	 * another worker's chunk is one fault, so with others at work the
+	 * program must have taken more than one fault per other worker.
+	 * Without this, two workers on a huge-page job ran beside the program
+	 * for chunk after chunk (up to 1.2 faults per huge page in all). */
+	if (strategy != BG_TRAIL && !c->backward && others) {
+		int huge = own * 8 < pages;
+		int nw = __atomic_load_n(&nworkers, __ATOMIC_RELAXED);
+		uint64_t extra = alone || nw < 2 ? 0 : (uint64_t)(nw - 1);
+		if (huge ? others >= 1 + extra : alone && others * 4 >= pages)
+			overtaken(c, rs);
+	}
 	if (r == 0) {
 		st_add(&rs->background_bytes, len);
 		st_add(&rs->prefaulted_bytes, len - resident * page_size);

@@ -188,9 +188,10 @@ static void text_rule(struct sbuf *sb, const struct rstat *rs, const char *suffi
 	if (rs->prefaulted || rs->us) {
 		sb_str(sb, "; prefaulted ");
 		sb_size_human(sb, rs->prefaulted);
-		sb_str(sb, " in ");
+		/* (a background rule: the workers' time is not the program's) */
+		sb_str(sb, rs->queued ? ", " : " in ");
 		secs_ms(sb, rs->us);
-		sb_str(sb, " s (");
+		sb_str(sb, rs->queued ? " s on the program's threads (" : " s (");
 		sb_u64(sb, rs->faults);
 		sb_str(sb, " faults)");
 	}
