@@ -44,7 +44,7 @@ while [ $r -lt "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-field() { grep "^$1 " "$T/out" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p" | med; }
+field() { grep "^$1 " "$T/out" | sed -n "s/.* $2=\([0-9.]*\).*/\1/p" | med; }
 for c in cold warm; do
 	ft=$(field "$c-first" pass1_ns)
 	echo "$MIB MiB buffer, $c, median of $ROUNDS, ns per 4 KiB page (ready = mmap call + first write pass):"

@@ -6,6 +6,9 @@
 # may (root), and put back after.  Medians of 5 runs, alternating sides.
 set -e
 B=$(cd "${1:-build}" && pwd)
+# (the probe is not part of `make all`: build it here, in BUILD)
+[ -x "$B/bench/scale" ] || make -s -C "$(dirname "$0")/.." BUILD="$B" "$B/bench/scale"
+[ -x "$B/bench/scale" ] || { echo "scale.sh: no $B/bench/scale" >&2; exit 1; }
 OLD=${2:+$(cd "$2" && pwd)}
 T=$(mktemp -d)
 was=$(cat /proc/sys/vm/max_map_count)
