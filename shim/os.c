@@ -255,7 +255,8 @@ int os_open_report(const char *path)
 		errno = EPERM;
 		return -1;
 	}
-	if (ftruncate(fd, 0) != 0) {
+	/* (a file we just made is empty: ftruncate costs a journal entry) */
+	if (st.st_size != 0 && ftruncate(fd, 0) != 0) {
 		int e = errno;
 		close(fd);
 		errno = e;

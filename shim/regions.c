@@ -38,6 +38,10 @@ uint64_t budget_limit(void)
 	}
 	return __atomic_load_n(&b_limit, __ATOMIC_RELAXED);
 }
+int budget_known(void)
+{
+	return !b_compute || __atomic_load_n(&b_state, __ATOMIC_ACQUIRE) == 2;
+}
 uint64_t budget_used(void) { return __atomic_load_n(&b_used, __ATOMIC_RELAXED); }
 uint64_t budget_peak(void) { return __atomic_load_n(&b_peak, __ATOMIC_RELAXED); }
 

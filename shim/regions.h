@@ -32,6 +32,10 @@ struct region {
 /* Budget.  The limit comes from compute(), called once, on first use. */
 void budget_set_lazy(uint64_t (*compute)(void));
 uint64_t budget_limit(void);
+/* Whether the limit has been worked out (by a prefault that needed it).  The
+ * report prints an unknown limit as such rather than reading the files at
+ * exit: most processes never need it. */
+int budget_known(void);
 int budget_reserve(uint64_t n);   /* 1 if granted */
 void budget_release(uint64_t n);
 uint64_t budget_used(void);

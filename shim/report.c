@@ -129,7 +129,10 @@ static void write_json(struct sbuf *sb, const struct proc_info *pi, const struct
 	json_kv(sb, "in_prefault", in_pf, 1);
 	json_kv(sb, "in_program", total > in_pf ? total - in_pf : 0, 1);
 	sb_str(sb, "},\"budget\":{");
-	json_kv(sb, "limit", budget_limit(), 0);
+	if (budget_known()) /* (else null: working it out reads a dozen files) */
+		json_kv(sb, "limit", budget_limit(), 0);
+	else
+		sb_str(sb, "\"limit\":null");
 	json_kv(sb, "used", budget_used(), 1);
 	json_kv(sb, "peak", budget_peak(), 1);
 	sb_str(sb, "},\"calls\":{");
@@ -279,11 +282,14 @@ static void write_text(struct sbuf *sb, const struct proc_info *pi, const struct
 		sb_text(sb, pi->policy_path);
 		sb_str(sb, "; budget peak ");
 		sb_size_human(sb, budget_peak());
-		sb_str(sb, " of ");
-		if (budget_limit() == UINT64_MAX)
-			sb_str(sb, "unlimited");
-		else
+		if (!budget_known())
+			sb_str(sb, " (no limit worked out: nothing needed one)");
+		else if (budget_limit() == UINT64_MAX)
+			sb_str(sb, " of unlimited");
+		else {
+			sb_str(sb, " of ");
 			sb_size_human(sb, budget_limit());
+		}
 		sb_chr(sb, '\n');
 	}
 	for (i = 0; pol && i < pol->nrules; i++)

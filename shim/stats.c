@@ -1,5 +1,6 @@
 /* stats.c: see stats.h. */
 #include "stats.h"
+#include <stddef.h>
 #include "fork.h"
 #include "lock.h"
 #include <pthread.h>
@@ -135,14 +136,24 @@ static void add_block(struct stats *o, const struct tstats *t)
 	}
 }
 
-void stats_snapshot(struct stats *out)
+/* Copy words [from, to) of g_stats, each read whole. */
+static void copy_words(struct stats *out, size_t from, size_t to)
 {
 	const uint64_t *src = (const uint64_t *)&g_stats;
 	uint64_t *dst = (uint64_t *)out;
 	size_t i;
-	struct tstats *t;
-	for (i = 0; i < sizeof g_stats / sizeof(uint64_t); i++)
+	for (i = from / sizeof(uint64_t); i < to / sizeof(uint64_t); i++)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+void stats_snapshot(struct stats *out)
+{
+	struct tstats *t;
+	/* The rules the policy has, not all POL_MAX_RULES: the rest were never
+	 * written, and reading 80 KiB of them (and writing the copy) cost every
+	 * process's report 40 page faults, about 0.4 ms here. */
+	copy_words(out, 0, offsetof(struct stats, rules) + (size_t)nrules * sizeof(struct rule_stats));
+	copy_words(out, offsetof(struct stats, unmatched), sizeof(struct stats));
 	spin_lock(&tlock);
 	for (t = tlist; t; t = t->next)
 		add_block(out, t);

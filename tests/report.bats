@@ -36,6 +36,23 @@ load helpers
 	[ "$(jget "$f" "[s['maps'] for s in d['unmatched']['mmap']['sizes'] if s['size']==4194304][0]")" -eq 4 ]
 }
 
+@test "the budget's limit: null when nothing needed it (not worked out at exit), a number once a rule prefaulted" {
+	pol=$(populate_all)
+	# a rule that matched nothing: the limit was never worked out
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$PROBE" keep 3 64K
+	[ "$status" -eq 0 ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['budget']['limit']")" = None ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['budget']['peak']")" -eq 0 ]
+	REPORT="$BATS_TEST_TMPDIR/r.txt" run --separate-stderr shimmed "$pol" "$PROBE" keep 3 64K
+	grep -q "; budget peak 0 B (no limit worked out: nothing needed one)$" "$BATS_TEST_TMPDIR/r.txt"
+	# a rule that prefaulted: a number, and the tool's summary says the same
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$PROBE" keep 2 1M
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "type(d['budget']['limit']).__name__")" = int ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['budget']['limit'] > 0")" = True ]
+	run --separate-stderr "$PF" run -p "$pol" -- "$PROBE" keep 3 64K
+	[[ "$stderr" == *"; budget peak 0 B (no limit worked out: nothing needed one)"* ]]
+}
+
 @test "unmatched requests are still counted when a policy is in force" {
 	pol=$(populate_all)
 	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$PROBE" keep 3 64K

@@ -189,6 +189,17 @@ os.execv(sys.argv[1], sys.argv[1:])' "$PF" run -- sh -c 'exit 3'
 	grep -q 'bad.policy:2: ' <<<"$stderr"
 }
 
+@test "run keeps its reports in memory: a 0700 directory in /dev/shm (a tmpfs), gone after" {
+	[ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || skip "/dev/shm is not a tmpfs here"
+	run --separate-stderr env -u TMPDIR "$PF" run -- sh -c 'echo "$PREFAULT_REPORT"; stat -c %a "${PREFAULT_REPORT%/*}"'
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == /dev/shm/prefault-run.*/%p.json ]]
+	[ "${lines[1]}" = 700 ]
+	[ ! -e "${lines[0]%/*}" ]
+	# (sh and the stat it ran)
+	[[ "$stderr" == "prefault: 2 processes (sh["* ]]
+}
+
 @test "run leaves no directory of its own behind" {
 	mkdir "$BATS_TEST_TMPDIR/tmp"
 	TMPDIR="$BATS_TEST_TMPDIR/tmp" run --separate-stderr "$PF" run -- sh -c 'ls "$TMPDIR"/prefault-run.* >/dev/null && echo there'

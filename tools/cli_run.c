@@ -92,7 +92,7 @@ int cmd_run(int argc, char **argv)
 		/* none, or files the shim writes itself: nothing to print. */
 		setenv("PREFAULT_REPORT", dest, 1);
 	} else {
-		dir = scratch_dir("run");
+		dir = scratch_dir("run", 1);
 		if (dir) {
 			char *spec_path;
 			if (asprintf(&spec_path, "%s/%%p.json", dir) < 0) {

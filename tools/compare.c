@@ -20,6 +20,7 @@ const char *const measure_label[M_COUNT] = { "wall", "user", "system", "minor fa
 
 int compare_open(struct compare *c, char **cmd, const char *tool)
 {
+	char *rep;
 	memset(c, 0, sizeof *c);
 	c->cmd = cmd;
 	if (!find_shim()) {
@@ -31,21 +32,28 @@ int compare_open(struct compare *c, char **cmd, const char *tool)
 		        tool);
 		return -1;
 	}
-	/* dir/stderr: the program's stderr of the last run; dir/r: its reports. */
-	c->dir = scratch_dir("compare");
+	/* dir/stderr: the program's stderr of the last run (on disk: it can be
+	 * large); repdir: its reports (in memory where we can: each run's
+	 * report would otherwise cost the shim's side a file on disk). */
+	c->dir = scratch_dir("compare", 0);
 	if (!c->dir) {
 		fprintf(stderr, "%s: cannot make a temporary directory: %s\n", tool, strerror(errno));
 		return -1;
 	}
 	snprintf(c->errfile, sizeof c->errfile, "%s/stderr", c->dir);
-	snprintf(c->repdir, sizeof c->repdir, "%s/r", c->dir);
-	if (mkdir(c->repdir, 0700) < 0) {
-		fprintf(stderr, "%s: cannot make a temporary directory: %s\n", tool, strerror(errno));
+	rep = scratch_dir("reports", 1);
+	if (!rep || strlen(rep) >= sizeof c->repdir) {
+		fprintf(stderr, "%s: cannot make a temporary directory: %s\n", tool, rep ? "path too long" : strerror(errno));
+		if (rep)
+			rmdir(rep);
+		free(rep);
 		rmdir(c->dir);
 		free(c->dir);
 		c->dir = NULL;
 		return -1;
 	}
+	snprintf(c->repdir, sizeof c->repdir, "%s", rep);
+	free(rep);
 	/* What the caller's environment says about the shim is ours to set. */
 	unsetenv("PREFAULT_POLICY");
 	unsetenv("PREFAULT_REPORT");

@@ -85,7 +85,7 @@ int profile_program(char **cmd, int fd_in, int fd_out, int fd_err, struct profil
 		errno = 0;
 		return -1;
 	}
-	dir = scratch_dir("profile");
+	dir = scratch_dir("profile", 0);
 	if (!dir) {
 		fprintf(stderr, "prefault: cannot make a temporary directory: %s\n", strerror(errno));
 		errno = 0;

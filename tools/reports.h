@@ -17,9 +17,10 @@ struct report_set {
 	int unreadable;     /* files that did not parse (a process still writing?) */
 };
 
-/* A new directory only we can use, under $TMPDIR or /tmp: a malloc'd path,
- * or NULL with errno set. */
-char *scratch_dir(const char *what);
+/* A new directory only we can use (mode 0700), under $TMPDIR if set, else
+ * /tmp; with in_memory (for reports: small files, one per process), /dev/shm
+ * when it is a tmpfs.  A malloc'd path, or NULL with errno set. */
+char *scratch_dir(const char *what, int in_memory);
 /* Remove the files in dir, and dir itself if rm_dir. */
 void scratch_clean(const char *dir, int rm_dir);
 
