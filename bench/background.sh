@@ -7,6 +7,7 @@
 #   bg         action = background, one worker
 #   bg2        action = background, workers = 2
 #   bgh        action = background hugepage, one worker
+#   bgh2       the same with workers = 2 (not run unless SIDES= names it)
 # For each W and side, medians over ROUNDS (7) rounds, the sides in rotated
 # order each round: the faults left in the program's loop (% of the fewest
 # there can be: a fault per page, or per huge page for bgh),
@@ -33,6 +34,7 @@ mk() { printf '[global]\nreport = none\nworkers = %s\n[rule big]\nsize = >=64M\n
 mk bg 1 background
 mk bg2 2 background
 mk bgh 1 "background hugepage"
+mk bgh2 2 "background hugepage"
 cp "$T/bg.policy" "$T/none.policy" # (not used: the none side's names are changed)
 run() { # run SIDE W
 	if [ "$1" = none ]; then
@@ -41,7 +43,7 @@ run() { # run SIDE W
 		env -i PATH=/usr/bin:/bin LD_PRELOAD="$SHIM" PREFAULT_POLICY="$T/$1.policy" "$B/bench/large" "$MIB" "$2"
 	fi
 }
-SIDES="none bg bg2 bgh"
+SIDES=${SIDES:-none bg bg2 bgh}
 r=0
 while [ "$r" -lt "$ROUNDS" ]; do
 	for w in 0 100 400; do
@@ -69,7 +71,7 @@ for w in 0 100 400; do
 		awk -v w="$w" -v s="$s" '$1 == w && ($2 == "none" || $2 == s) { for (i = 4; i <= NF; i++) if ($i ~ /^ready_ms=/) { split($i, a, "="); v[$3, $2] = a[2] } rounds[$3] = 1 }
 			END { for (r in rounds) if (v[r, s] > 0) printf "%.3f\n", v[r, "none"] / v[r, s] }' "$T/out" | sort -n >"$T/q"
 		fewest=$pages
-		[ "$s" = bgh ] && fewest=$((pages * $(getconf PAGESIZE) / (2 << 20)))
+		case $s in bgh*) fewest=$((pages * $(getconf PAGESIZE) / (2 << 20))) ;; esac
 		# (loop faults as a share of the fewest: a huge page's fault is one)
 		printf '%5s %-5s %11.1f%% %13s %9.3f %11.1f %10s (%s-%s)\n' "$w" "$s" "$(echo "$lf $fewest" | awk '{ print 100 * $1 / $2 }')" \
 			"$tf" "$(echo "$tf $fewest" | awk '{ print $1 / $2 }')" "$rm_" "$(med <"$T/q")" "$(head -n 1 "$T/q")" "$(tail -n 1 "$T/q")"
