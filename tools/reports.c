@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 /* /dev/shm, if it is a tmpfs we may make a directory in: a report file made
- * there costs a process about 0.5 ms here, against 2 ms on ext4 (inode and
+ * there cost a process 0.5 to 2 ms less than one on ext4 here (inode and
  * journal), and every process of a tree writes one. */
 static int shm_ok(void)
 {
