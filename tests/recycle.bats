@@ -120,6 +120,10 @@ in_small_cgroup() {
 
 @test "kept regions are given back when the cgroup's memory gets short" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to make a cgroup"
+	# (a sanitizer's shadow memory counts in the cgroup, so when memory is
+	# short moves: under TSan this failed in 2 of 17 runs, cache not empty
+	# at exit, and in none of 38 runs of the probe alone)
+	needs_plain_runtime
 	pol=$(rc_policy)
 	# No limit: the cache holds what was unmapped, up to recycle_max.
 	REPORT="$BATS_TEST_TMPDIR/free.json" run --separate-stderr shimmed "$pol" "$PROBE" pressure 80M 64 60
