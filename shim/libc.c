@@ -29,6 +29,8 @@ void glue_init(void)
 
 /* ---- raw system calls ---- */
 
+#define MAX_ERRNO 4095L
+
 /* The kernel, directly: the shim exports its own syscall() (to see a
  * program install a seccomp filter), so its own raw calls must not go
  * through the symbol.  Returns like syscall(2): -1 with errno set. */
@@ -55,7 +57,10 @@ __attribute__((no_sanitize("address", "thread", "undefined"))) long glue_syscall
 	}
 	return f(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 #endif
-	if (r < 0 && r > -4096) {
+	/* The kernel returns -errno, and errno values end at 4095 (MAX_ERRNO in
+	 * include/linux/err.h): any other value, negative or not, is a result.
+	 * (Not a page size: the error range is the same with 16 KiB pages.) */
+	if (r < 0 && r >= -MAX_ERRNO) {
 		errno = (int)-r;
 		return -1;
 	}
