@@ -406,7 +406,7 @@ static int cmp_faults(const void *a, const void *b)
 /* A process tree: totals, the heaviest processes, rules summed by name. */
 static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root, const char *root_name, double wall_s)
 {
-	uint64_t minor = 0, major = 0, inprog = 0, inpf = 0, peak = 0, limit = LIMIT_UNKNOWN;
+	uint64_t minor = 0, major = 0, inprog = 0, inpf = 0, peak = 0, limit = LIMIT_UNKNOWN, l;
 	uint64_t um[4] = { 0, 0, 0, 0 }, from = UINT64_MAX;
 	int counting = MALLOC_NONE;
 	const char *policy = NULL, *name = root_name;
@@ -432,8 +432,9 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 			if (num(d, "budget.peak") > peak)
 				peak = num(d, "budget.peak");
 			/* the largest limit any process worked out */
-			if (limit_of(d) != LIMIT_UNKNOWN && (limit == LIMIT_UNKNOWN || limit_of(d) > limit))
-				limit = limit_of(d);
+			l = limit_of(d);
+			if (l != LIMIT_UNKNOWN && (limit == LIMIT_UNKNOWN || l > limit))
+				limit = l;
 		}
 		um[0] += num(d, "unmatched.mmap.matched");
 		um[1] += num(d, "unmatched.mmap.bytes");
