@@ -1,9 +1,9 @@
 /* stats.c: see stats.h. */
 #include "stats.h"
-#include <stddef.h>
 #include "fork.h"
 #include "lock.h"
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 struct stats g_stats;
