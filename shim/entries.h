@@ -15,6 +15,7 @@
 	X(pthread_create) X(unshare) X(setns)                                  \
 	X(setrlimit) X(setrlimit64) X(prlimit) X(prlimit64)                    \
 	X(prctl) X(syscall) X(_Fork) X(ioctl) X(shmat) X(mincore) X(msync)      \
+	X(mseal)                                                               \
 	X(malloc) X(calloc) X(realloc) X(free) X(posix_memalign)               \
 	X(aligned_alloc) X(memalign) X(valloc) X(pvalloc)                      \
 	X(_exit) X(_Exit)

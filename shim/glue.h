@@ -26,6 +26,7 @@
 #define _GNU_SOURCE 1
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 #include "entries.h"
 
@@ -80,13 +81,37 @@ static inline int boot_owns(const void *p)
 }
 size_t boot_size(const void *p);
 
-/* ---- raw system calls: never re-enter a wrapper ---- */
+/* ---- raw system calls: never re-enter a wrapper, never a cancellation point ---- */
 
-/* syscall(n, a[0..5]) straight to the kernel: -1 with errno on failure.
- * (The shim wraps syscall(), ioctl() and mincore() for the program; its
- * own calls never go through those symbols.) */
+/* Every system call the shim makes goes through here, straight to the
+ * kernel (never through libc's wrappers: those are cancellation points, and
+ * the shim exports syscall(), ioctl() and mincore() itself), and is counted
+ * by kind: the cost ledger the report prints (shim.syscalls).  A helper
+ * thread's start is counted as its clone3 (glibc also maps its stack). */
+#define PF_SYSCALLS(X)                                                                   \
+	X(mmap) X(munmap) X(mremap) X(madvise) X(mprotect) X(mlock) X(mlock2) X(munlock)  \
+	X(mlockall) X(munlockall) X(mincore) X(getrusage) X(openat) X(read) X(write)      \
+	X(close) X(fstat) X(fstatfs) X(ftruncate) X(readlinkat) X(getcwd) X(fcntl)        \
+	X(prlimit64) X(getpid) X(getppid) X(geteuid) X(capget) X(prctl) X(futex)          \
+	X(sched_yield) X(nanosleep) X(rt_sigprocmask) X(rt_sigpending)                    \
+	X(rt_sigtimedwait) X(fadvise64) X(shmctl) X(ioctl) X(perf_event_open)             \
+	X(exit_group) X(clone3)
+#define PF_SC_ENUM(name) SC_##name,
+enum sc { PF_SYSCALLS(PF_SC_ENUM) SC_COUNT };
+#undef PF_SC_ENUM
+extern const char *const sc_names[SC_COUNT];
+/* Calls made so far, per kind (relaxed atomics: read them with sc_count). */
+extern uint64_t glue_sc[SC_COUNT];
+static inline uint64_t sc_count(enum sc k) { return __atomic_load_n(&glue_sc[k], __ATOMIC_RELAXED); }
+static inline void sc_note(enum sc k) { __atomic_fetch_add(&glue_sc[k], 1, __ATOMIC_RELAXED); }
+
+/* syscall(n, a[0..5]) straight to the kernel, uncounted: -1 with errno on
+ * failure.  (For the program's own calls that the shim's syscall() passes
+ * on; the shim's own calls use sys_n or the typed calls below.) */
 long glue_syscall6(long n, const long *a);
 long sys_call(long n, long a0, long a1, long a2, long a3, long a4, long a5);
+/* The shim's own call of kind k, counted. */
+long sys_n(enum sc k, long a0, long a1, long a2, long a3, long a4, long a5);
 void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int sys_munmap(void *addr, size_t len);
 void *sys_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr);
@@ -96,7 +121,33 @@ int sys_mlock(const void *addr, size_t len);
 int sys_munlock(const void *addr, size_t len);
 int sys_mincore(void *addr, size_t len, unsigned char *vec);
 pid_t sys_getpid(void);
+pid_t sys_getppid(void);
 void sys_exit_group(int status) __attribute__((noreturn));
+struct stat;
+struct statfs;
+struct rlimit;
+struct rusage;
+struct timespec;
+int sys_open(const char *path, int flags, int mode);
+long sys_read(int fd, void *buf, size_t n);
+long sys_write(int fd, const void *buf, size_t n);
+int sys_close(int fd);
+int sys_fstat(int fd, struct stat *st);
+int sys_fstatfs(int fd, struct statfs *st);
+int sys_ftruncate(int fd, off_t len);
+long sys_readlink(const char *path, char *buf, size_t n);
+/* The working directory into buf; its length, or -1. */
+long sys_getcwd(char *buf, size_t n);
+int sys_getrlimit(int resource, struct rlimit *rl);
+int sys_getrusage(int who, struct rusage *ru);
+uid_t sys_geteuid(void);
+int sys_sched_yield(void);
+int sys_nanosleep(const struct timespec *ts);
+/* Signal masks and waits on the kernel's 64-signal sets (sigset_t's first
+ * word): glibc's internal signals are never touched by the shim's sets. */
+int sys_sigprocmask(int how, const sigset_t *set, sigset_t *old);
+int sys_sigpending(sigset_t *set);
+int sys_sigtimedwait(const sigset_t *set, const struct timespec *ts);
 
 /* ---- the thread guard ---- */
 

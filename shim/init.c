@@ -108,8 +108,9 @@ static void set_dest(const char *s)
 		return;
 	}
 	if (s[0] != '/') {
-		if (getcwd(report_path, sizeof report_path - 2)) {
-			cwd = strlen(report_path);
+		long got = sys_getcwd(report_path, sizeof report_path - 2);
+		if (got > 0) {
+			cwd = (size_t)got;
 			report_path[cwd++] = '/';
 		}
 	}
@@ -157,7 +158,7 @@ static int load_policy(const char *path)
 
 static void read_exe(void)
 {
-	ssize_t n = readlink("/proc/self/exe", pinfo.exe, sizeof pinfo.exe - 1);
+	long n = sys_readlink("/proc/self/exe", pinfo.exe, sizeof pinfo.exe - 1);
 	pinfo.exe[n > 0 ? n : 0] = '\0';
 }
 
@@ -173,7 +174,7 @@ static void copy_str(char *dst, size_t cap, const char *src)
 static void start_counting(void)
 {
 	pinfo.pid = sys_getpid();
-	pinfo.ppid = getppid();
+	pinfo.ppid = sys_getppid();
 	pinfo.t0 = os_now_ns();
 	os_faults_self(&pinfo.f0);
 }
@@ -337,7 +338,7 @@ static void atfork_child(void)
 	 * them), and its clock from the prepare hook: no getrusage and no clock
 	 * read here, so a fork-and-exec child costs what it would without us. */
 	pinfo.pid = sys_getpid();
-	pinfo.ppid = getppid();
+	pinfo.ppid = sys_getppid();
 	pinfo.t0 = fork_t0;
 	pinfo.f0.minor = pinfo.f0.major = 0;
 }
@@ -368,7 +369,7 @@ static void report_to_file(void)
 	}
 	if (report_write(fd, json, &pinfo, have_policy ? &g_pol : NULL) != 0)
 		warn("the report is incomplete: ", path, ": ", report_errno_text(errno));
-	close(fd);
+	sys_close(fd);
 }
 
 void shim_report(void)

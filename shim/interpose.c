@@ -13,6 +13,7 @@
 #include "glue.h"
 #include "shim.h"
 #include "prefault.h"
+#include "regions.h"
 #include "stack.h"
 #include "stats.h"
 #include <errno.h>
@@ -97,7 +98,7 @@ EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 		stats_call(E_pkey_mprotect);
 		pf_reprotect(addr, len);
 	}
-	return f ? f(addr, len, prot, pkey) : (int)syscall(SYS_pkey_mprotect, addr, len, prot, pkey);
+	return f ? f(addr, len, prot, pkey) : (int)sys_call(SYS_pkey_mprotect, (long)addr, (long)len, (long)prot, (long)pkey, 0, 0);
 }
 
 EXPORT int madvise(void *addr, size_t len, int advice)
@@ -126,7 +127,7 @@ EXPORT int mlock2(const void *addr, size_t len, unsigned int flags)
 	if (shim_on())
 		return pf_mlock(E_mlock2, addr, len, flags);
 	f = REAL(mlock2);
-	return f ? f(addr, len, flags) : (int)syscall(SYS_mlock2, addr, len, flags);
+	return f ? f(addr, len, flags) : (int)sys_call(SYS_mlock2, (long)addr, (long)len, (long)flags, 0, 0, 0);
 }
 
 EXPORT int munlock(const void *addr, size_t len)
@@ -144,7 +145,7 @@ EXPORT int mlockall(int flags)
 	if (shim_on())
 		return pf_mlockall(flags);
 	f = REAL(mlockall);
-	return f ? f(flags) : (int)syscall(SYS_mlockall, flags);
+	return f ? f(flags) : (int)sys_call(SYS_mlockall, (long)flags, 0, 0, 0, 0, 0);
 }
 
 EXPORT int munlockall(void)
@@ -153,7 +154,7 @@ EXPORT int munlockall(void)
 	if (shim_on())
 		return pf_munlockall();
 	f = REAL(munlockall);
-	return f ? f() : (int)syscall(SYS_munlockall);
+	return f ? f() : (int)sys_call(SYS_munlockall, 0, 0, 0, 0, 0, 0);
 }
 
 /* ---- threads and namespaces ---- */
@@ -189,7 +190,7 @@ EXPORT int unshare(int flags)
 	}
 	if (shim_on())
 		stats_call(E_unshare);
-	return f ? f(flags) : (int)syscall(SYS_unshare, flags);
+	return f ? f(flags) : (int)sys_call(SYS_unshare, (long)flags, 0, 0, 0, 0, 0);
 }
 
 EXPORT int setns(int fd, int nstype)
@@ -200,7 +201,7 @@ EXPORT int setns(int fd, int nstype)
 	errno = err;
 	if (shim_on())
 		stats_call(E_setns);
-	return f ? f(fd, nstype) : (int)syscall(SYS_setns, fd, nstype);
+	return f ? f(fd, nstype) : (int)sys_call(SYS_setns, (long)fd, (long)nstype, 0, 0, 0, 0);
 }
 
 /* ---- limits: kept memory must never count against the program's own ---- */
@@ -218,44 +219,59 @@ EARLY static inline int limits_watched(void)
 
 EARLY static inline void *next_of(enum entry e) { return __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED); }
 
+/* Before the program's change (kept regions go back first), and after it
+ * (the shim keeps what it knows of the limits: recycle never asks per call). */
+EARLY static int limit_before(enum entry e, pid_t pid, int resource, const void *new)
+{
+	if (!new || !limits_watched() || (pid != 0 && pid != sys_getpid()))
+		return 0;
+	stats_call(e);
+	pf_limit(resource, 0);
+	return 1;
+}
+
+EARLY static int limit_after(int watched, int resource, int rc)
+{
+	if (watched && rc == 0) {
+		int err = errno;
+		pf_limit(resource, 1);
+		errno = err;
+	}
+	return rc;
+}
+
 EARLY EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl)
 {
 	__typeof__(setrlimit) *f = next_of(E_setrlimit);
-	if (limits_watched()) {
-		stats_call(E_setrlimit);
-		pf_limit((int)resource);
-	}
-	return f ? f(resource, rl) : (int)syscall(SYS_prlimit64, 0, resource, rl, NULL);
+	int w = limit_before(E_setrlimit, 0, (int)resource, rl);
+	return limit_after(w, (int)resource,
+	                   f ? f(resource, rl) : (int)sys_call(SYS_prlimit64, 0, (long)resource, (long)rl, 0, 0, 0));
 }
 
 EARLY EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rl)
 {
 	__typeof__(setrlimit64) *f = next_of(E_setrlimit64);
-	if (limits_watched()) {
-		stats_call(E_setrlimit64);
-		pf_limit((int)resource);
-	}
-	return f ? f(resource, rl) : (int)syscall(SYS_prlimit64, 0, resource, rl, NULL);
+	int w = limit_before(E_setrlimit64, 0, (int)resource, rl);
+	return limit_after(w, (int)resource,
+	                   f ? f(resource, rl) : (int)sys_call(SYS_prlimit64, 0, (long)resource, (long)rl, 0, 0, 0));
 }
 
 EARLY EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, struct rlimit *old)
 {
 	__typeof__(prlimit) *f = next_of(E_prlimit);
-	if (new && (pid == 0 || pid == sys_getpid()) && limits_watched()) {
-		stats_call(E_prlimit);
-		pf_limit((int)resource);
-	}
-	return f ? f(pid, resource, new, old) : (int)syscall(SYS_prlimit64, pid, resource, new, old);
+	int w = limit_before(E_prlimit, pid, (int)resource, new);
+	return limit_after(w, (int)resource,
+	                   f ? f(pid, resource, new, old)
+	                     : (int)sys_call(SYS_prlimit64, (long)pid, (long)resource, (long)new, (long)old, 0, 0));
 }
 
 EARLY EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *new, struct rlimit64 *old)
 {
 	__typeof__(prlimit64) *f = next_of(E_prlimit64);
-	if (new && (pid == 0 || pid == sys_getpid()) && limits_watched()) {
-		stats_call(E_prlimit64);
-		pf_limit((int)resource);
-	}
-	return f ? f(pid, resource, new, old) : (int)syscall(SYS_prlimit64, pid, resource, new, old);
+	int w = limit_before(E_prlimit64, pid, (int)resource, new);
+	return limit_after(w, (int)resource,
+	                   f ? f(pid, resource, new, old)
+	                     : (int)sys_call(SYS_prlimit64, (long)pid, (long)resource, (long)new, (long)old, 0, 0));
 }
 
 /* ---- calls that change a range behind the shim's back, or a process's nature ---- */
@@ -275,7 +291,7 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 		stats_call(E_ioctl);
 		pf_claim((void *)(uintptr_t)r->range.start, (size_t)r->range.len, CLAIM_KEEP_OUT);
 	}
-	return f ? f(fd, request, arg) : (int)syscall(SYS_ioctl, fd, request, arg);
+	return f ? f(fd, request, arg) : (int)sys_call(SYS_ioctl, (long)fd, (long)request, (long)arg, 0, 0, 0);
 }
 
 /* shmat at an address: the range must look as it would without us, and with
@@ -287,11 +303,11 @@ EXPORT void *shmat(int id, const void *addr, int flags)
 		struct shmid_ds ds;
 		int err = errno;
 		stats_call(E_shmat);
-		if (shmctl(id, IPC_STAT, &ds) == 0)
+		if (sys_n(SC_shmctl, id, IPC_STAT, (long)&ds, 0, 0, 0) == 0)
 			pf_claim((void *)addr, ds.shm_segsz, (flags & SHM_REMAP) ? CLAIM_REPLACE : CLAIM_PROBE);
 		errno = err;
 	}
-	return f ? f(id, addr, flags) : (void *)syscall(SYS_shmat, id, addr, flags);
+	return f ? f(id, addr, flags) : (void *)sys_call(SYS_shmat, (long)id, (long)addr, (long)flags, 0, 0, 0);
 }
 
 /* Probes of whether memory is mapped: a kept region is not the program's. */
@@ -302,7 +318,25 @@ EXPORT int mincore(void *addr, size_t len, unsigned char *vec)
 		stats_call(E_mincore);
 		pf_claim(addr, len, CLAIM_PROBE);
 	}
-	return f ? f(addr, len, vec) : (int)syscall(SYS_mincore, addr, len, vec);
+	return f ? f(addr, len, vec) : (int)sys_call(SYS_mincore, (long)addr, (long)len, (long)vec, 0, 0, 0);
+}
+
+#ifndef SYS_mseal
+#define SYS_mseal 462 /* Linux 6.10, the same number on every architecture */
+#endif
+
+/* mseal (glibc 2.41; older programs make the system call): a sealed region
+ * can never be kept, since its munmap must fail with EPERM.  Learned here,
+ * when it happens, so that recycling never asks the kernel per call. */
+int mseal(void *addr, size_t len, unsigned long flags); /* (not in older headers) */
+EXPORT int mseal(void *addr, size_t len, unsigned long flags)
+{
+	int (*f)(void *, size_t, unsigned long) = real_fn(E_mseal);
+	if (shim_on()) {
+		stats_call(E_mseal);
+		pf_claim(addr, len, CLAIM_KEEP_OUT);
+	}
+	return f ? f(addr, len, flags) : (int)sys_call(SYS_mseal, (long)addr, (long)len, (long)flags, 0, 0, 0);
 }
 
 EXPORT int msync(void *addr, size_t len, int flags)
@@ -312,7 +346,7 @@ EXPORT int msync(void *addr, size_t len, int flags)
 		stats_call(E_msync);
 		pf_claim(addr, len, CLAIM_PROBE);
 	}
-	return f ? f(addr, len, flags) : (int)syscall(SYS_msync, addr, len, flags);
+	return f ? f(addr, len, flags) : (int)sys_call(SYS_msync, (long)addr, (long)len, (long)flags, 0, 0, 0);
 }
 
 /* _Fork (glibc 2.34) runs no fork handlers: locks another thread held stay
@@ -345,13 +379,70 @@ EARLY EXPORT int prctl(int option, ...)
 	va_end(ap);
 	if (unlikely(option == PR_SET_SECCOMP))
 		shim_sandboxed();
-	return f ? f(option, a[0], a[1], a[2], a[3]) : (int)syscall(SYS_prctl, option, a[0], a[1], a[2], a[3]);
+	return f ? f(option, a[0], a[1], a[2], a[3]) : (int)sys_call(SYS_prctl, (long)option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], 0);
+}
+
+/* The program's raw system calls on memory are the same calls as its libc
+ * ones: a mapping, a seal, a lock, an madvise or a limit made through
+ * syscall() is seen as the wrapper of the same name would see it (a raw
+ * mmap over a kept region, a raw MADV_DONTNEED on memory the shim locked).
+ * Hidden aliases, so that these calls stay inside the shim. */
+/* (An alias may promise less than libc's declaration of its target: these
+ * call back into the shim, so they are no "leaf".) */
+#pragma GCC diagnostic ignored "-Wmissing-attributes"
+#define ALIAS(name) extern __typeof__(name) a_##name __attribute__((alias(#name), visibility("hidden")))
+ALIAS(mprotect);
+ALIAS(pkey_mprotect);
+ALIAS(madvise);
+ALIAS(mlock);
+ALIAS(mlock2);
+ALIAS(munlock);
+ALIAS(mlockall);
+ALIAS(munlockall);
+ALIAS(unshare);
+ALIAS(setns);
+ALIAS(prlimit64);
+ALIAS(ioctl);
+ALIAS(shmat);
+ALIAS(mincore);
+ALIAS(msync);
+ALIAS(mseal);
+
+/* 1 with *r set if n is such a call (the shim is on, this thread outside it). */
+static int memory_call(long n, const long *a, const void *ret, long *r)
+{
+	switch (n) {
+	case SYS_mmap: *r = (long)pf_mmap(E_mmap, (void *)a[0], (size_t)a[1], (int)a[2], (int)a[3], (int)a[4], (off_t)a[5], ret); break;
+	case SYS_munmap: *r = pf_munmap((void *)a[0], (size_t)a[1]); break;
+	case SYS_mremap: *r = (long)pf_mremap((void *)a[0], (size_t)a[1], (size_t)a[2], (int)a[3], (void *)a[4], ret); break;
+	case SYS_mprotect: *r = a_mprotect((void *)a[0], (size_t)a[1], (int)a[2]); break;
+	case SYS_pkey_mprotect: *r = a_pkey_mprotect((void *)a[0], (size_t)a[1], (int)a[2], (int)a[3]); break;
+	case SYS_madvise: *r = a_madvise((void *)a[0], (size_t)a[1], (int)a[2]); break;
+	case SYS_mlock: *r = a_mlock((void *)a[0], (size_t)a[1]); break;
+	case SYS_mlock2: *r = a_mlock2((void *)a[0], (size_t)a[1], (unsigned)a[2]); break;
+	case SYS_munlock: *r = a_munlock((void *)a[0], (size_t)a[1]); break;
+	case SYS_mlockall: *r = a_mlockall((int)a[0]); break;
+	case SYS_munlockall: *r = a_munlockall(); break;
+	case SYS_unshare: *r = a_unshare((int)a[0]); break;
+	case SYS_setns: *r = a_setns((int)a[0], (int)a[1]); break;
+	case SYS_prlimit64:
+		*r = a_prlimit64((pid_t)a[0], (__rlimit_resource_t)a[1], (const struct rlimit64 *)a[2], (struct rlimit64 *)a[3]);
+		break;
+	case SYS_setrlimit: *r = a_prlimit64(0, (__rlimit_resource_t)a[0], (const struct rlimit64 *)a[1], NULL); break;
+	case SYS_ioctl: *r = a_ioctl((int)a[0], (unsigned long)a[1], (void *)a[2]); break;
+	case SYS_shmat: *r = (long)a_shmat((int)a[0], (const void *)a[1], (int)a[2]); break;
+	case SYS_mincore: *r = a_mincore((void *)a[0], (size_t)a[1], (unsigned char *)a[2]); break;
+	case SYS_msync: *r = a_msync((void *)a[0], (size_t)a[1], (int)a[2]); break;
+	case SYS_mseal: *r = a_mseal((void *)a[0], (size_t)a[1], (unsigned long)a[2]); break;
+	default: return 0;
+	}
+	return 1;
 }
 
 EARLY EXPORT long syscall(long number, ...)
 {
 	long (*f)(long, ...) = next_of(E_syscall);
-	long a[6];
+	long a[6], r;
 	va_list ap;
 	int i;
 	va_start(ap, number);
@@ -360,6 +451,8 @@ EARLY EXPORT long syscall(long number, ...)
 	va_end(ap);
 	if (unlikely(number == SYS_seccomp || (number == SYS_prctl && a[0] == PR_SET_SECCOMP)))
 		shim_sandboxed();
+	else if (limits_watched() && memory_call(number, a, RET, &r))
+		return r;
 	if (likely(f != NULL))
 		return f(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 	return glue_syscall6(number, a);
@@ -394,13 +487,16 @@ static void __attribute__((noinline)) before_free(void *p)
 }
 
 static inline size_t block_min(void) { return __atomic_load_n(&pf_block_min, __ATOMIC_RELAXED); }
-static inline int free_watch(void) { return __atomic_load_n(&pf_free_watch, __ATOMIC_RELAXED); }
-/* free must look at p: a bootstrap block, or any block once free is watched. */
-static inline int free_looks(const void *p)
+/* p may be a block the shim tracks (regions.h: the low end first). */
+static inline int in_blocks(const void *p)
 {
-	return (uintptr_t)p - __atomic_load_n(&pf_free_lo, __ATOMIC_RELAXED) <
-	       __atomic_load_n(&pf_free_span, __ATOMIC_RELAXED);
+	uintptr_t lo = __atomic_load_n(&blocks_lo, __ATOMIC_ACQUIRE);
+	return (uintptr_t)p - lo < __atomic_load_n(&blocks_span, __ATOMIC_RELAXED);
 }
+/* free must look at p: a bootstrap block, or one that may be tracked.  For
+ * any other pointer, free costs two compares more than a bare wrapper, and
+ * takes no lock. */
+static inline int free_looks(const void *p) { return boot_owns(p) || in_blocks(p); }
 
 /* The floor: a size below pf_block_min is a compare and a tail call, the
  * same few instructions as a bare forwarding wrapper. */
@@ -439,8 +535,7 @@ static void __attribute__((noinline)) free_slow(void *p)
 {
 	if (boot_owns(p))
 		return; /* the bootstrap arena is never reused */
-	if (free_watch())
-		before_free(p);
+	before_free(p);
 	NEXT(free)(p);
 }
 
@@ -462,7 +557,7 @@ static void *__attribute__((noinline)) realloc_slow(void *old, size_t size, cons
 			memcpy(p, old, n < size ? n : size);
 		return p;
 	}
-	if (free_watch() && old)
+	if (old && in_blocks(old))
 		before_free(old);
 	p = NEXT(realloc)(old, size);
 	if (size >= block_min() && size)

@@ -1,5 +1,6 @@
 /* libc.c: the floor (see glue.h).  Calls only libc and the kernel. */
 #include "glue.h"
+#include "io.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -67,35 +68,103 @@ __attribute__((no_sanitize("address", "thread", "undefined"))) long glue_syscall
 	return r;
 }
 
-long sys_call(long n, long a0, long a1, long a2, long a3, long a4, long a5)
+/* (Uninstrumented: the wrappers of calls a sanitizer's runtime makes while
+ * it starts, before its shadow memory exists, fall back to it.) */
+__attribute__((no_sanitize("address", "thread", "undefined"))) long sys_call(long n, long a0, long a1, long a2,
+                                                                             long a3, long a4, long a5)
 {
 	long a[6] = { a0, a1, a2, a3, a4, a5 };
 	return glue_syscall6(n, a);
 }
-#define sys6 sys_call
+
+/* ---- the shim's own calls, counted ---- */
+
+#define PF_SC_NAME(name) #name,
+const char *const sc_names[SC_COUNT] = { PF_SYSCALLS(PF_SC_NAME) };
+#undef PF_SC_NAME
+#define PF_SC_NR(name) SYS_##name,
+static const short sc_nr[SC_COUNT] = { PF_SYSCALLS(PF_SC_NR) };
+#undef PF_SC_NR
+uint64_t glue_sc[SC_COUNT];
+
+long sys_n(enum sc k, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	long a[6] = { a0, a1, a2, a3, a4, a5 };
+	sc_note(k);
+	return glue_syscall6(sc_nr[k], a);
+}
+#define sys6 sys_n
 
 void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	return (void *)sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, (long)off);
+	return (void *)sys6(SC_mmap, (long)addr, (long)len, prot, flags, fd, (long)off);
 }
-int sys_munmap(void *addr, size_t len) { return (int)sys6(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0); }
+int sys_munmap(void *addr, size_t len) { return (int)sys6(SC_munmap, (long)addr, (long)len, 0, 0, 0, 0); }
 void *sys_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr)
 {
-	return (void *)sys6(SYS_mremap, (long)old, (long)oldlen, (long)newlen, flags, (long)new_addr, 0);
+	return (void *)sys6(SC_mremap, (long)old, (long)oldlen, (long)newlen, flags, (long)new_addr, 0);
 }
-int sys_madvise(void *addr, size_t len, int advice) { return (int)sys6(SYS_madvise, (long)addr, (long)len, advice, 0, 0, 0); }
-int sys_mprotect(void *addr, size_t len, int prot) { return (int)sys6(SYS_mprotect, (long)addr, (long)len, prot, 0, 0, 0); }
-int sys_mlock(const void *addr, size_t len) { return (int)sys6(SYS_mlock, (long)addr, (long)len, 0, 0, 0, 0); }
-int sys_munlock(const void *addr, size_t len) { return (int)sys6(SYS_munlock, (long)addr, (long)len, 0, 0, 0, 0); }
+int sys_madvise(void *addr, size_t len, int advice) { return (int)sys6(SC_madvise, (long)addr, (long)len, advice, 0, 0, 0); }
+int sys_mprotect(void *addr, size_t len, int prot) { return (int)sys6(SC_mprotect, (long)addr, (long)len, prot, 0, 0, 0); }
+int sys_mlock(const void *addr, size_t len) { return (int)sys6(SC_mlock, (long)addr, (long)len, 0, 0, 0, 0); }
+int sys_munlock(const void *addr, size_t len) { return (int)sys6(SC_munlock, (long)addr, (long)len, 0, 0, 0, 0); }
 int sys_mincore(void *addr, size_t len, unsigned char *vec)
 {
-	return (int)sys6(SYS_mincore, (long)addr, (long)len, (long)vec, 0, 0, 0);
+	return (int)sys6(SC_mincore, (long)addr, (long)len, (long)vec, 0, 0, 0);
 }
-pid_t sys_getpid(void) { return (pid_t)sys6(SYS_getpid, 0, 0, 0, 0, 0, 0); }
+pid_t sys_getpid(void) { return (pid_t)sys6(SC_getpid, 0, 0, 0, 0, 0, 0); }
+pid_t sys_getppid(void) { return (pid_t)sys6(SC_getppid, 0, 0, 0, 0, 0, 0); }
+uid_t sys_geteuid(void) { return (uid_t)sys6(SC_geteuid, 0, 0, 0, 0, 0, 0); }
 void sys_exit_group(int status)
 {
 	for (;;)
-		sys6(SYS_exit_group, status, 0, 0, 0, 0, 0);
+		sys6(SC_exit_group, status, 0, 0, 0, 0, 0);
+}
+int sys_open(const char *path, int flags, int mode)
+{
+	return (int)sys6(SC_openat, AT_FDCWD, (long)path, flags, mode, 0, 0);
+}
+long sys_read(int fd, void *buf, size_t n) { return sys6(SC_read, fd, (long)buf, (long)n, 0, 0, 0); }
+long sys_write(int fd, const void *buf, size_t n) { return sys6(SC_write, fd, (long)buf, (long)n, 0, 0, 0); }
+int sys_close(int fd) { return (int)sys6(SC_close, fd, 0, 0, 0, 0, 0); }
+/* (struct stat and struct statfs are the kernel's own layouts on the 64-bit
+ * targets glibc supports here) */
+int sys_fstat(int fd, struct stat *st) { return (int)sys6(SC_fstat, fd, (long)st, 0, 0, 0, 0); }
+int sys_fstatfs(int fd, struct statfs *st) { return (int)sys6(SC_fstatfs, fd, (long)st, 0, 0, 0, 0); }
+int sys_ftruncate(int fd, off_t len) { return (int)sys6(SC_ftruncate, fd, (long)len, 0, 0, 0, 0); }
+long sys_readlink(const char *path, char *buf, size_t n)
+{
+	return sys6(SC_readlinkat, AT_FDCWD, (long)path, (long)buf, (long)n, 0, 0);
+}
+long sys_getcwd(char *buf, size_t n)
+{
+	/* The kernel's length counts the NUL. */
+	long r = sys6(SC_getcwd, (long)buf, (long)n, 0, 0, 0, 0);
+	return r > 0 ? r - 1 : -1;
+}
+int sys_getrlimit(int resource, struct rlimit *rl)
+{
+	return (int)sys6(SC_prlimit64, 0, resource, 0, (long)rl, 0, 0);
+}
+int sys_getrusage(int who, struct rusage *ru) { return (int)sys6(SC_getrusage, who, (long)ru, 0, 0, 0, 0); }
+int sys_sched_yield(void) { return (int)sys6(SC_sched_yield, 0, 0, 0, 0, 0, 0); }
+int sys_nanosleep(const struct timespec *ts) { return (int)sys6(SC_nanosleep, (long)ts, 0, 0, 0, 0, 0); }
+/* shim/io.h, for the modules shared with the tool */
+int io_open(const char *path, int flags) { return sys_open(path, flags, 0); }
+long io_read(int fd, void *buf, size_t n) { return sys_read(fd, buf, n); }
+long io_write(int fd, const void *buf, size_t n) { return sys_write(fd, buf, n); }
+int io_close(int fd) { return sys_close(fd); }
+int io_fstat(int fd, struct stat *st) { return sys_fstat(fd, st); }
+
+#define KSIGSET 8 /* the kernel's sigset: 64 signals */
+int sys_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return (int)sys6(SC_rt_sigprocmask, how, (long)set, (long)old, KSIGSET, 0, 0);
+}
+int sys_sigpending(sigset_t *set) { return (int)sys6(SC_rt_sigpending, (long)set, KSIGSET, 0, 0, 0, 0); }
+int sys_sigtimedwait(const sigset_t *set, const struct timespec *ts)
+{
+	return (int)sys6(SC_rt_sigtimedwait, (long)set, 0, (long)ts, KSIGSET, 0, 0);
 }
 
 /* ---- bootstrap arena: bump allocation, never freed ---- */
@@ -217,12 +286,12 @@ int glue_wait(uint32_t *w, uint32_t seen, uint64_t timeout_ns)
 		ts.tv_nsec = (long)(timeout_ns % 1000000000u);
 		tp = &ts;
 	}
-	if (sys6(SYS_futex, (long)w, FUTEX_WAIT_PRIVATE, seen, (long)tp, 0, 0) != 0 && errno == ETIMEDOUT)
+	if (sys6(SC_futex, (long)w, FUTEX_WAIT_PRIVATE, seen, (long)tp, 0, 0) != 0 && errno == ETIMEDOUT)
 		return -1;
 	return 0;
 }
 
-void glue_wake(uint32_t *w) { sys6(SYS_futex, (long)w, FUTEX_WAKE_PRIVATE, 1 << 30, 0, 0, 0); }
+void glue_wake(uint32_t *w) { sys6(SC_futex, (long)w, FUTEX_WAKE_PRIVATE, 1 << 30, 0, 0, 0); }
 
 /* ---- helper threads ---- */
 
@@ -296,8 +365,11 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, stack);
 	sigfillset(&all);
+	/* (glibc's own mask call: it keeps its internal signals unblocked) */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	sc_note(SC_rt_sigprocmask);
 	__atomic_add_fetch(&helpers, 1, __ATOMIC_ACQ_REL);
+	sc_note(SC_clone3);
 	if (create(&t, &attr, helper_main, &starts[i]) == 0) {
 		rc = 0;
 	} else {
@@ -305,6 +377,7 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 		__atomic_store_n(&start_used[i], 0, __ATOMIC_RELEASE);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sc_note(SC_rt_sigprocmask);
 	pthread_attr_destroy(&attr);
 	return rc;
 }
@@ -332,12 +405,12 @@ static long threads_now(void)
 {
 	char buf[512];
 	long n = -1;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	ssize_t len;
+	int fd = sys_open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+	long len;
 	if (fd < 0)
 		return -1;
-	len = read(fd, buf, sizeof buf - 1);
-	close(fd);
+	len = sys_read(fd, buf, sizeof buf - 1);
+	sys_close(fd);
 	if (len > 0) {
 		char *p = memrchr(buf, ')', (size_t)len); /* the name may hold spaces */
 		int field = 2;
@@ -377,7 +450,7 @@ int glue_quiesce(void)
 		long now = threads_now();
 		if (now < 0 || now <= before - had)
 			break;
-		nanosleep(&ts, NULL);
+		sys_nanosleep(&ts);
 	}
 	__atomic_sub_fetch(&leaving, 1, __ATOMIC_ACQ_REL);
 	return had;
@@ -386,6 +459,8 @@ int glue_quiesce(void)
 void glue_atfork_child(void)
 {
 	int i;
+	/* The child is a process of its own: its ledger starts empty. */
+	memset(glue_sc, 0, sizeof glue_sc);
 	helpers = 0;
 	leaving = 0;
 	for (i = 0; i < STARTS; i++)

@@ -8,7 +8,7 @@
  */
 #ifndef PREFAULT_LOCK_H
 #define PREFAULT_LOCK_H
-#include <sched.h>
+#include "glue.h"
 
 typedef struct { int v; } spin_t;
 
@@ -18,7 +18,7 @@ static inline void spin_lock(spin_t *l)
 	while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE)) {
 		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED)) {
 			if (++n > 64)
-				sched_yield(); /* the holder may be preempted; let it run */
+				sys_sched_yield(); /* the holder may be preempted; let it run */
 #if defined(__x86_64__) || defined(__i386__)
 			else
 				__builtin_ia32_pause();

@@ -1,13 +1,15 @@
-/* os.c: see os.h.  Calls only libc, and glue.h's raw mincore (the shim
- * wraps mincore for the program). */
+/* os.c: see os.h.  Every system call goes through glue.h's raw, counted
+ * calls: none is a cancellation point, and each is in the cost ledger. */
 #include "os.h"
 #include "glue.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -24,7 +26,7 @@ uint64_t os_now_ns(void)
 static void faults_of(int who, struct faults *f)
 {
 	struct rusage ru;
-	if (getrusage(who, &ru) != 0) {
+	if (sys_getrusage(who, &ru) != 0) {
 		f->minor = f->major = 0;
 		return;
 	}
@@ -35,41 +37,134 @@ static void faults_of(int who, struct faults *f)
 void os_faults_self(struct faults *f) { faults_of(RUSAGE_SELF, f); }
 void os_faults_thread(struct faults *f) { faults_of(RUSAGE_THREAD, f); }
 
-void meter_start(struct meter *m)
+void meter_start(struct meter *m, int faults)
 {
+	m->faults = faults;
 	m->t0 = os_now_ns();
-	os_faults_thread(&m->f0);
+	if (faults)
+		os_faults_thread(&m->f0);
 }
 
 void meter_read(const struct meter *m, struct faults *f, uint64_t *ns)
 {
 	struct faults now;
-	os_faults_thread(&now);
-	f->minor = now.minor - m->f0.minor;
-	f->major = now.major - m->f0.major;
+	f->minor = f->major = 0;
+	if (m->faults) {
+		os_faults_thread(&now);
+		f->minor = now.minor - m->f0.minor;
+		f->major = now.major - m->f0.major;
+	}
 	if (ns)
 		*ns = os_now_ns() - m->t0;
 }
 
+/* ---- transparent huge pages: which sizes a fault may give ---- */
+
+#define THP_DIR "/sys/kernel/mm/transparent_hugepage/"
+static int thp_state;              /* 0 not read, 1 reading, 2 read */
+static size_t thp_least[2];        /* least large page size: [0] unadvised, [1] advised (0: none) */
+
+/* "always [madvise] never" -> 2, 1, 0; "inherit" -> -1; unknown -> 2 (the safe side). */
+static int thp_mode(const char *path)
+{
+	char buf[64];
+	if (os_read_file(path, buf, sizeof buf) <= 0)
+		return -2; /* absent */
+	if (strstr(buf, "[never]"))
+		return 0;
+	if (strstr(buf, "[madvise]"))
+		return 1;
+	if (strstr(buf, "[inherit]"))
+		return -1;
+	return 2;
+}
+
+static void thp_read(void)
+{
+	char path[96], pmd_text[32];
+	size_t pmd = (size_t)2 << 20, size;
+	int top = thp_mode(THP_DIR "enabled");
+	if (top == -2 || sys_n(SC_prctl, PR_GET_THP_DISABLE, 0, 0, 0, 0, 0) == 1)
+		return; /* no THP here, or off for this process */
+	if (os_read_file(THP_DIR "hpage_pmd_size", pmd_text, sizeof pmd_text) > 0)
+		pmd = (size_t)strtoull(pmd_text, NULL, 10);
+	/* Every size from two base pages to the PMD size, as mTHP names them;
+	 * a kernel without per-size controls has only the PMD size, under the
+	 * top-level mode. */
+	for (size = page_size * 2; size && size <= pmd; size *= 2) {
+		int mode, i;
+		char *p = path;
+		size_t kb = size >> 10, d;
+		memcpy(p, THP_DIR "hugepages-", sizeof THP_DIR "hugepages-" - 1);
+		p += sizeof THP_DIR "hugepages-" - 1;
+		for (d = 1; kb / d >= 10; d *= 10)
+			;
+		for (; d; d /= 10)
+			*p++ = (char)('0' + kb / d % 10);
+		memcpy(p, "kB/enabled", sizeof "kB/enabled");
+		mode = thp_mode(path);
+		if (mode == -2)
+			mode = size == pmd ? top : 0;
+		if (mode == -1)
+			mode = top;
+		for (i = 0; i < 2; i++)
+			if (mode == 2 || (mode == 1 && i == 1))
+				if (!thp_least[i] || size < thp_least[i])
+					thp_least[i] = size;
+	}
+}
+
+int os_large_pages_possible(size_t len, int advised)
+{
+	int st = __atomic_load_n(&thp_state, __ATOMIC_ACQUIRE), expect = 0;
+	size_t least;
+	if (st != 2) {
+		/* Never wait for another thread here (it may be stopped, or be
+		 * the one a signal interrupted): until it is read, say yes. */
+		if (st == 1 || !__atomic_compare_exchange_n(&thp_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return 1;
+		thp_read();
+		__atomic_store_n(&thp_state, 2, __ATOMIC_RELEASE);
+	}
+	least = thp_least[advised ? 1 : 0];
+	return least && len >= least;
+}
+
+/* From /proc's neighbour in sysfs, as glibc's sysconf reads it ("0-3,6"),
+ * but through the counted calls. */
 int os_online_cpus(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	char buf[256];
+	const char *p = buf;
+	long n = 0;
+	if (os_read_file("/sys/devices/system/cpu/online", buf, sizeof buf) <= 0)
+		return 1;
+	while (*p >= '0' && *p <= '9') {
+		long lo = strtol(p, (char **)&p, 10), hi = lo;
+		if (*p == '-')
+			hi = strtol(p + 1, (char **)&p, 10);
+		if (hi >= lo)
+			n += hi - lo + 1;
+		if (*p != ',')
+			break;
+		p++;
+	}
 	return n > 0 ? (int)n : 1;
 }
 
 long os_read_file(const char *path, char *buf, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
 	size_t len = 0;
 	if (fd < 0)
 		return -1;
 	while (len + 1 < cap) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		long n = sys_read(fd, buf + len, cap - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
 			int e = errno;
-			close(fd);
+			sys_close(fd);
 			errno = e;
 			return -1;
 		}
@@ -78,7 +173,7 @@ long os_read_file(const char *path, char *buf, size_t cap)
 		len += (size_t)n;
 	}
 	buf[len] = '\0';
-	close(fd);
+	sys_close(fd);
 	return (long)len;
 }
 
@@ -242,23 +337,23 @@ int os_open_report(const char *path)
 {
 	struct stat st;
 	struct statfs sf;
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	int fd = sys_open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -1;
 	/* Refuse anything but a regular file of ours with one link on a real
 	 * file system: a FIFO would block exit, a device or someone else's file
 	 * is not ours to overwrite, a hard link could point anywhere, and a file
 	 * in /proc or sysfs is a switch. */
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
-	    fstatfs(fd, &sf) != 0 || pseudo_fs((long)sf.f_type)) {
-		close(fd);
+	if (sys_fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != sys_geteuid() || st.st_nlink != 1 ||
+	    sys_fstatfs(fd, &sf) != 0 || pseudo_fs((long)sf.f_type)) {
+		sys_close(fd);
 		errno = EPERM;
 		return -1;
 	}
 	/* (a file we just made is empty: ftruncate costs a journal entry) */
-	if (st.st_size != 0 && ftruncate(fd, 0) != 0) {
+	if (st.st_size != 0 && sys_ftruncate(fd, 0) != 0) {
 		int e = errno;
-		close(fd);
+		sys_close(fd);
 		errno = e;
 		return -1;
 	}
@@ -268,7 +363,7 @@ int os_open_report(const char *path)
 void os_fd_identity(int fd, struct fdid *id)
 {
 	struct stat st;
-	id->ok = fstat(fd, &st) == 0;
+	id->ok = sys_fstat(fd, &st) == 0;
 	id->dev = id->ok ? st.st_dev : 0;
 	id->ino = id->ok ? st.st_ino : 0;
 }
@@ -276,17 +371,18 @@ void os_fd_identity(int fd, struct fdid *id)
 int os_fd_same(int fd, const struct fdid *id)
 {
 	struct stat st;
-	return id->ok && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
+	return id->ok && sys_fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
 void os_quiet_begin(struct quiet *q)
 {
 	sigset_t hold, pending;
 	sigemptyset(&hold);
+	sigemptyset(&pending);
 	sigaddset(&hold, SIGPIPE);
 	sigaddset(&hold, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &hold, &q->old);
-	sigpending(&pending);
+	sys_sigprocmask(SIG_BLOCK, &hold, &q->old);
+	sys_sigpending(&pending);
 	q->pipe_was_pending = sigismember(&pending, SIGPIPE) == 1;
 	q->fsz_was_pending = sigismember(&pending, SIGXFSZ) == 1;
 }
@@ -296,7 +392,8 @@ void os_quiet_end(struct quiet *q)
 	sigset_t pending, one;
 	struct timespec zero = { 0, 0 };
 	int sig;
-	sigpending(&pending);
+	sigemptyset(&pending);
+	sys_sigpending(&pending);
 	/* Discard only what our write raised; a signal the program had pending
 	 * already stays pending for it. */
 	for (sig = 0; sig < 2; sig++) {
@@ -304,17 +401,17 @@ void os_quiet_end(struct quiet *q)
 		if (!was && sigismember(&pending, s) == 1) {
 			sigemptyset(&one);
 			sigaddset(&one, s);
-			while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR)
+			while (sys_sigtimedwait(&one, &zero) < 0 && errno == EINTR)
 				;
 		}
 	}
-	pthread_sigmask(SIG_SETMASK, &q->old, NULL);
+	sys_sigprocmask(SIG_SETMASK, &q->old, NULL);
 }
 
 int os_write_all(int fd, const char *s, size_t n)
 {
 	while (n > 0) {
-		ssize_t w = write(fd, s, n);
+		long w = sys_write(fd, s, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {

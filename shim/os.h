@@ -19,14 +19,27 @@ void os_faults_thread(struct faults *f); /* calling thread only */
 int os_online_cpus(void);
 
 /* The fault meter: faults and time of a piece of the shim's own work, in the
- * calling thread (RUSAGE_THREAD). */
+ * calling thread (RUSAGE_THREAD).  Time is a clock read (no system call);
+ * faults cost a getrusage at each end, so they are read only when asked
+ * for (faults nonzero): around work that can fault, never around work that
+ * cannot. */
 struct meter {
 	uint64_t t0;
 	struct faults f0;
+	int faults;
 };
-void meter_start(struct meter *m);
-/* Faults (minor + major in *f) and nanoseconds since meter_start. */
+void meter_start(struct meter *m, int faults);
+/* Faults (minor + major in *f: zero if not asked for) and nanoseconds since
+ * meter_start. */
 void meter_read(const struct meter *m, struct faults *f, uint64_t *ns);
+
+/* Could an anonymous private mapping of len bytes get pages larger than the
+ * base page (a transparent huge page, or a multi-size THP folio), with
+ * (advised) or without MADV_HUGEPAGE?  From sysfs and PR_GET_THP_DISABLE,
+ * read once; 1 (yes) while another thread is still reading.  When the answer
+ * is no, populating n fresh pages takes exactly n faults, and the shim
+ * counts them without the meter's system calls. */
+int os_large_pages_possible(size_t len, int advised);
 
 /* Read up to cap-1 bytes of a (small, /proc-like) file; NUL-terminated.
  * Returns the length, or -1 with errno set. */

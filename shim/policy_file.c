@@ -1,11 +1,11 @@
 /* policy_file.c: see policy_file.h. */
 #include "policy_file.h"
 #include "defs.h"
+#include "io.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 int policy_file_read(const char *path, char *buf, size_t cap, size_t *len)
 {
@@ -14,31 +14,31 @@ int policy_file_read(const char *path, char *buf, size_t cap, size_t *len)
 	int fd, e;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer.  It is
 	 * refused below before anything is read. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = io_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return PFR_ERRNO;
-	if (fstat(fd, &st) != 0) {
+	if (io_fstat(fd, &st) != 0) {
 		e = errno;
-		close(fd);
+		io_close(fd);
 		errno = e;
 		return PFR_ERRNO;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		close(fd);
+		io_close(fd);
 		return PFR_NOT_REG;
 	}
 	for (;;) {
-		ssize_t r;
+		long r;
 		if (n == cap - 1) { /* full: one byte more than the limit was asked for */
-			close(fd);
+			io_close(fd);
 			return PFR_TOO_BIG;
 		}
-		r = read(fd, buf + n, cap - 1 - n);
+		r = io_read(fd, buf + n, cap - 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
 			e = errno;
-			close(fd);
+			io_close(fd);
 			errno = e;
 			return PFR_ERRNO;
 		}
@@ -46,11 +46,11 @@ int policy_file_read(const char *path, char *buf, size_t cap, size_t *len)
 			break;
 		n += (size_t)r;
 		if (n > POL_FILE_MAX) {
-			close(fd);
+			io_close(fd);
 			return PFR_TOO_BIG;
 		}
 	}
-	close(fd);
+	io_close(fd);
 	buf[n] = '\0';
 	*len = n;
 	return PFR_OK;

@@ -4,7 +4,7 @@
  * Only a regular file of at most POL_FILE_MAX bytes is read.  A FIFO, a
  * terminal, /dev/stdin on a pipe, a directory or /proc/self/mem is refused
  * without blocking and without consuming anyone's input; a read error is an
- * error, never an early end of file.  Calls only libc; no allocation. */
+ * error, never an early end of file.  Calls only io.h; no allocation. */
 #ifndef PREFAULT_POLICY_FILE_H
 #define PREFAULT_POLICY_FILE_H
 #include <stddef.h>

@@ -48,7 +48,7 @@ static int drain(int helper)
 			return r;
 		if (!__atomic_compare_exchange_n(&claims, &c, c + (1u << 16), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
-		meter_start(&m);
+		meter_start(&m, 1);
 		if (sys_madvise((void *)slices[next].s, slices[next].e - slices[next].s, batch_advice) != 0)
 			r = -1;
 		meter_read(&m, &f, NULL);

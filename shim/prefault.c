@@ -22,21 +22,13 @@
 #include <unistd.h>
 
 size_t pf_block_min; /* 0: every block goes to pf_block until start-up is done */
-int pf_free_watch;
-uintptr_t pf_free_lo = (uintptr_t)glue_boot_buf, pf_free_span = BOOT_SIZE;
-
-static void watch_free(void)
-{
-	__atomic_store_n(&pf_free_watch, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&pf_free_lo, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&pf_free_span, UINTPTR_MAX, __ATOMIC_RELAXED);
-}
 static const struct policy *pol;
 static int populate_ok = 1;   /* MADV_POPULATE_* works on this kernel */
 static int thp_ok = 1;        /* transparent huge pages can be had */
 static int profile_on;
 static int locked_all;        /* the policy's mlockall is in force */
 static int program_locks_all; /* the program called mlockall itself */
+static int recyclers;         /* the policy has a recycle rule */
 
 static const char fallback_msg[] =
 	"prefault: this kernel lacks MADV_POPULATE_WRITE (Linux 5.14+); populating by touching pages instead\n";
@@ -51,7 +43,18 @@ static int thp_available(void)
 	if (os_read_file("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf) < 0 ||
 	    strstr(buf, "[never]"))
 		return 0;
-	return sys_call(SYS_prctl, PR_GET_THP_DISABLE, 0, 0, 0, 0, 0) != 1;
+	return sys_n(SC_prctl, PR_GET_THP_DISABLE, 0, 0, 0, 0, 0) != 1;
+}
+
+/* Is RLIMIT_AS or RLIMIT_DATA set?  Asked at start-up and after each of
+ * the program's own changes, never per call (a limit set from outside, by
+ * prlimit on our pid, is not seen: an mmap that then fails with ENOMEM gives
+ * the kept regions back and is tried again, map_real). */
+static void read_limits(void)
+{
+	struct rlimit as, data;
+	recycle_limited((sys_getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) ||
+	                (sys_getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY));
 }
 
 /* May this process lock without limit?  (CAP_IPC_LOCK, or no limit.) */
@@ -60,10 +63,10 @@ static int lock_unlimited(void)
 	struct rlimit rl;
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
+	if (sys_getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
 		return 1;
 	memset(d, 0, sizeof d);
-	return sys_call(SYS_capget, (long)&h, (long)d, 0, 0, 0, 0) == 0 && (d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32)));
+	return sys_n(SC_capget, (long)&h, (long)d, 0, 0, 0, 0) == 0 && (d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32)));
 }
 
 /* The policy's mlockall.  Under a limited RLIMIT_MEMLOCK, locking all the
@@ -81,7 +84,9 @@ static void apply_mlockall(int flags)
 	{
 		/* (the next definition: a sanitizer's runtime stands in for it) */
 		__typeof__(mlockall) *f = REAL(mlockall);
-		if ((f ? f(flags) : (int)sys_call(SYS_mlockall, flags, 0, 0, 0, 0, 0)) == 0)
+		if (f)
+			sc_note(SC_mlockall);
+		if ((f ? f(flags) : (int)sys_n(SC_mlockall, flags, 0, 0, 0, 0, 0)) == 0)
 			locked_all = flags;
 		else
 			stats_note(N_MLOCK_FAILED);
@@ -101,6 +106,10 @@ void pf_setup(const struct policy *p, int profile)
 		all |= p->rules[i].actions;
 	worker_setup(p ? p->workers : 1, strat && !strcmp(strat, "trail") ? BG_TRAIL : BG_LEAP);
 	recycle_setup(p);
+	if (all & A_RECYCLE) {
+		recyclers = 1;
+		read_limits();
+	}
 	if (all & A_HUGEPAGE) {
 		thp_ok = thp_available();
 		if (!thp_ok)
@@ -112,7 +121,7 @@ void pf_setup(const struct policy *p, int profile)
 		min_block = PROFILE_MALLOC_MIN;
 	stats_setup(min_block, p ? p->nrules : 0);
 	if (profile)
-		watch_free();
+		blocks_watch_all();
 	__atomic_store_n(&pf_block_min, min_block >= SIZE_MAX ? SIZE_MAX : (size_t)min_block, __ATOMIC_RELEASE);
 	if (p)
 		apply_mlockall(p->mlockall);
@@ -149,6 +158,7 @@ struct plan {
 	int recyclable;        /* a recycle rule on a plain writable anonymous private request */
 	size_t recycled_resident; /* pages of a reused region already resident, or ~0 if fresh */
 	int timed;
+	int counted;           /* faults known without the meter: see plan() */
 	struct meter m;
 };
 
@@ -195,9 +205,18 @@ static void plan(const struct request *rq, int rule, struct plan *pl)
 				pl->extra_flags = MAP_POPULATE;
 		}
 	}
-	if (pl->actions & ~A_NONE) { /* MAP_POPULATE faults happen inside the real mmap */
+	/* Timed: the actions done in the program's call (MAP_POPULATE's faults
+	 * happen inside the real mmap).  Recycling times its own clearing. */
+	if (pl->actions & ~(A_NONE | A_RECYCLE)) {
+		/* Only what makes memory resident now can fault in our name.  A
+		 * fresh anonymous private mapping that cannot get large pages takes
+		 * one fault per page it gets: those are counted, not measured, so
+		 * a populate costs its one system call and not the meter's two. */
+		int faulting = (pl->actions & (A_POPULATE | A_MAP_POPULATE | A_LOCK)) != 0;
+		pl->counted = faulting && rq->call == CALL_MMAP && anon_private && pol->rules[rule].threads <= 1 &&
+		              !os_large_pages_possible(rq->len, (pl->actions & A_HUGEPAGE) != 0);
 		pl->timed = 1;
-		meter_start(&pl->m);
+		meter_start(&pl->m, faulting && !pl->counted);
 	}
 }
 
@@ -206,13 +225,19 @@ static void plan(const struct request *rq, int rule, struct plan *pl)
 static int lock_ours(const void *p, size_t len)
 {
 	__typeof__(mlock) *f = REAL(mlock);
-	return f ? f(p, len) : sys_mlock(p, len);
+	if (!f)
+		return sys_mlock(p, len);
+	sc_note(SC_mlock);
+	return f(p, len);
 }
 
 static int unlock_ours(const void *p, size_t len)
 {
 	__typeof__(munlock) *f = REAL(munlock);
-	return f ? f(p, len) : sys_munlock(p, len);
+	if (!f)
+		return sys_munlock(p, len);
+	sc_note(SC_munlock);
+	return f(p, len);
 }
 
 /* ---- the actions, step by step ---- */
@@ -281,7 +306,7 @@ static void step_advise(struct act *x)
 	if (x->a & A_WILLNEED) {
 		sys_madvise(x->start, x->len, MADV_WILLNEED);
 		if ((x->rq->mk & MK_FILE) && x->rq->fd >= 0)
-			posix_fadvise(x->rq->fd, x->rq->off, (off_t)x->len, POSIX_FADV_WILLNEED);
+			sys_n(SC_fadvise64, x->rq->fd, (long)x->rq->off, (long)x->len, POSIX_FADV_WILLNEED, 0, 0);
 	}
 }
 
@@ -352,8 +377,13 @@ static void step_track(struct act *x, const void *key)
 		budget_release(x->charge);
 		x->charge = 0;
 	}
-	if (x->pl->recyclable && !key)
+	if (x->pl->recyclable && !key) {
 		x->rflags |= RF_RECYCLE; /* tracked even uncharged: munmap must recognise it */
+		/* Resident whole: populated (or locked) just now, or reused with
+		 * every page resident.  Its reuse then needs no mincore. */
+		if ((x->resident && x->pl->write) || x->pl->recycled_resident == x->len / page_size)
+			x->rflags |= RF_FULL;
+	}
 	if (x->resident)
 		st_add(&x->rs->prefaulted_bytes, x->len);
 	if (!x->charge && !(x->rflags & RF_RECYCLE))
@@ -365,11 +395,8 @@ static void step_track(struct act *x, const void *key)
 	reg.flags = x->rflags;
 	reg.prot = x->rq->prot;
 	reg.mflags = x->rq->flags;
-	if ((key ? blocks_add(key, &reg) : regions_add(&reg)) == 0) {
-		if (key && !__atomic_load_n(&pf_free_watch, __ATOMIC_RELAXED))
-			watch_free();
+	if ((key ? blocks_add(key, &reg) : regions_add(&reg)) == 0)
 		return;
-	}
 	if (x->rflags & RF_LOCKED)
 		unlock_ours(x->start, x->len);
 	if (x->queued)
@@ -387,6 +414,10 @@ static void step_account(struct act *x)
 	if (!x->pl->timed)
 		return;
 	meter_read(&x->pl->m, &f, &ns);
+	if (x->pl->counted && x->resident) { /* every page not resident before took one fault */
+		size_t pages = x->len / page_size, had = x->pl->recycled_resident;
+		f.minor = had == (size_t)-1 ? pages : pages - had;
+	}
 	st_add(&x->rs->ns, ns);
 	stats_prefault_faults(x->rs, f.minor, f.major);
 	if ((x->a & A_HUGEPAGE) && x->len >= HPAGE_SIZE && !thp_ok && (x->rq->mk & MK_ANON)) {
@@ -547,13 +578,15 @@ int pf_munmap(void *addr, size_t len)
 	shim_guard++;
 	if (unlikely(profile_on))
 		profile_unmap((uintptr_t)addr, len);
-	recycle_release_range((uintptr_t)addr, len); /* kept regions inside: the kernel would unmap them */
+	/* A tracked region is the program's, and no kept region lies in it:
+	 * kept ones are taken out of the table and put back only when reused. */
 	if (regions_take_exact((uintptr_t)addr, len, &r)) {
 		worker_cancel((uintptr_t)addr, len);
 		budget_release(r.charged);
 		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) && !program_locks_all)
-			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags);
+			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags, (r.flags & RF_FULL) != 0);
 	} else {
+		recycle_release_range((uintptr_t)addr, len); /* kept regions inside: the kernel would unmap them */
 		unmapped(addr, len);
 	}
 	shim_guard--;
@@ -609,7 +642,7 @@ void pf_claim(void *addr, size_t len, int how)
 	recycle_release_range(s, len);
 	if (how == CLAIM_REPLACE)
 		unmapped((void *)s, len);
-	else if (how == CLAIM_KEEP_OUT) /* a userfaultfd range: never kept for reuse */
+	else if (how == CLAIM_KEEP_OUT) /* registered with userfaultfd, or sealed: never kept for reuse */
 		regions_clear_flag(s, len, RF_RECYCLE);
 	shim_guard--;
 }
@@ -726,6 +759,7 @@ int pf_madvise(void *addr, size_t len, int advice)
 		 * region stays recyclable (reuse zeroes what is resident). */
 		worker_cancel(s, e - s);
 		regions_uncharge(s, e - s);
+		regions_clear_flag(s, e - s, RF_FULL);
 		if (!program_locks_all) {
 			n = regions_locked_in(s, e - s, ours, PIECES);
 			for (i = 0; i < n; i++)
@@ -733,8 +767,10 @@ int pf_madvise(void *addr, size_t len, int advice)
 			if (locked_all)
 				unlock_not_program(s, e);
 		}
+	} else if (advice == MADV_PAGEOUT) {
+		regions_clear_flag(s, e - s, RF_FULL); /* (with swap, the pages may go) */
 	} else if (advice != MADV_NORMAL && advice != MADV_WILLNEED && advice != MADV_COLD &&
-	           advice != MADV_PAGEOUT && advice != MADV_POPULATE_READ && advice != MADV_POPULATE_WRITE) {
+	           advice != MADV_POPULATE_READ && advice != MADV_POPULATE_WRITE) {
 		/* Anything else (DONTFORK, WIPEONFORK, HUGEPAGE, MERGEABLE, ...)
 		 * changes the mapping in a way a fresh one would not have. */
 		regions_clear_flag(s, e - s, RF_RECYCLE);
@@ -876,16 +912,19 @@ int pf_munlockall(void)
 
 /* ---- limits ---- */
 
-void pf_limit(int resource)
+void pf_limit(int resource, int done)
 {
+	if (resource != RLIMIT_AS && resource != RLIMIT_DATA)
+		return;
+	shim_guard++;
 	/* Kept regions would count against a limit on the program's address
 	 * space or data: give them back before it takes effect (and keep none
 	 * while it is set: recycle.c). */
-	if (resource == RLIMIT_AS || resource == RLIMIT_DATA) {
-		shim_guard++;
+	if (!done)
 		recycle_flush();
-		shim_guard--;
-	}
+	else if (recyclers)
+		read_limits();
+	shim_guard--;
 }
 
 /* ---- the malloc family ---- */

@@ -14,7 +14,7 @@
  * SIZE_MAX when no rule can match a block and nothing profiles them (the
  * wrappers then only forward), else the smallest size a rule or the profile
  * wants.  Only blocks from there on reach pf_block; free looks at its block
- * only once a block has been tracked (pf_free_watch).
+ * only if it lies within the bounds of the tracked blocks (regions.h).
  */
 #ifndef PREFAULT_PREFAULT_H
 #define PREFAULT_PREFAULT_H
@@ -25,12 +25,6 @@
 #include "policy.h"
 
 extern size_t pf_block_min __attribute__((visibility("hidden"))); /* 0 until start-up is done */
-extern int pf_free_watch __attribute__((visibility("hidden")));
-/* The pointers free must look at, as one unsigned range test
- * (p - pf_free_lo < pf_free_span): the bootstrap arena's, or every
- * pointer once pf_free_watch is set.  One branch, as a bare wrapper's. */
-extern uintptr_t pf_free_lo __attribute__((visibility("hidden")));
-extern uintptr_t pf_free_span __attribute__((visibility("hidden")));
 
 /* From init.c, once: the policy (NULL: observe only). */
 void pf_setup(const struct policy *pol, int profile);
@@ -44,7 +38,8 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 /* A call on a range the shim does not otherwise follow: give back what is
  * kept there (so the kernel answers as it would without us), and, as `how`
  * says, nothing more (mincore, msync), forget what is tracked there (shmat
- * over it), or never keep it for reuse (registered with userfaultfd). */
+ * over it), or never keep it for reuse (registered with userfaultfd, or
+ * sealed with mseal: its munmap must fail with EPERM). */
 enum { CLAIM_PROBE, CLAIM_REPLACE, CLAIM_KEEP_OUT };
 void pf_claim(void *addr, size_t len, int how);
 /* mprotect and pkey_mprotect: before the real call. */
@@ -57,11 +52,12 @@ int pf_munlock(const void *addr, size_t len);
 int pf_mlockall(int flags);
 int pf_munlockall(void);
 
-/* The program is about to set a resource limit. */
-void pf_limit(int resource);
+/* The program is about to set a resource limit (done 0), or has set it
+ * (done 1). */
+void pf_limit(int resource, int done);
 
 /* The malloc family: a block of pf_block_min or more came back. */
 void pf_block(enum entry e, void *p, size_t size, const void *ret);
-/* Before free (and realloc) of p, when pf_free_watch is set. */
+/* Before free (and realloc) of p, when p lies within the blocks' bounds. */
 void pf_free(void *p);
 #endif

@@ -12,7 +12,13 @@
  * when the kernel would not let the program change it any more (mseal: the
  * real munmap must fail with EPERM), when RLIMIT_AS or RLIMIT_DATA is set
  * (kept regions would count against the program's own mappings), or when
- * memory is short.  Where memory is tight (less room, in MemAvailable or
+ * memory is short.  None of this is asked of the kernel per call: the shim
+ * learns of seals, limits and foreign mappings over a region when they
+ * happen, through the calls that make them (prefault.c, interpose.c: mseal
+ * and syscall(SYS_mseal), setrlimit and prlimit, shmat, a raw mmap through
+ * syscall(), userfaultfd's register ioctl), so keeping a region costs no
+ * system call and reusing one at most one (the mincore below).  Only a
+ * system call made with inline assembly slips past (README, Limits).  Where memory is tight (less room, in MemAvailable or
  * under the cgroup's limit, than eight times what the cache may hold), a
  * kept region is handed to the kernel with MADV_FREE: its pages stay while
  * memory lasts and are reclaimed, without swap, when the program needs the
@@ -26,8 +32,14 @@
  * zero when next touched; with swap on, non-resident runs are dropped with
  * MADV_DONTNEED as well).  A region touched in many scattered places is
  * dropped whole with MADV_DONTNEED, one call instead of many.  Eager
- * whole-region zeroing is what made an emulator five times slower than
- * Linux on sparse mappings; this never does it.
+ * whole-region zeroing of sparse memory is what made an emulator five
+ * times slower than Linux on sparse mappings; this never does it.  A region
+ * that was resident whole when last seen (populated, or found so by
+ * mincore: a CPython arena is) and still is (no swap, not handed to
+ * MADV_FREE, no MADV_DONTNEED of the program's since) is cleared whole
+ * without asking: no system call at all.  Clearing whole is always correct
+ * (every byte reads zero after it); asking only saves faulting in pages the
+ * program never touched, so the hint can cost time when wrong, never data.
  *
  * Kept regions are charged to the budget and limited by recycle_max per
  * rule; they are given back (unmapped) when memory gets short, when an mmap
@@ -51,6 +63,11 @@
 #include <sys/resource.h>
 
 #define SCATTERED_RUNS 32     /* more resident runs than this: drop the region whole */
+/* A region this small is cleared whole rather than asked about: storing to
+ * it costs less than the mincore (on this guest 32 KiB of stores took about
+ * 0.2 us, a mincore 0.9 to 1.4 us: BENCHMARKS.md, "Recycle").  In bytes, not
+ * pages: what the stores cost goes by bytes. */
+#define CLEAR_WHOLE_BYTES (32u << 10)
 #define PRESSURE_NS 100000000 /* look at free memory at most every 100 ms */
 #define BUCKETS 64
 
@@ -60,6 +77,7 @@ struct kept {
 	struct rnode node; /* first: [addr, addr + len) */
 	struct kept *prev, *next;
 	struct kclass *cls;
+	int full;          /* every page resident when kept (a hint) */
 };
 
 struct kclass {
@@ -78,7 +96,7 @@ static size_t nkept; /* read without the lock */
 static uint64_t kept_bytes[POL_MAX_RULES], kept_total;
 static uint64_t rule_max[POL_MAX_RULES], cache_max; /* per rule, and all rules together */
 static uint64_t last_check;
-static int swap_on = -1, was_short, tight;
+static int swap_on = -1, was_short, tight, limited;
 
 void recycle_setup(const struct policy *pol)
 {
@@ -91,6 +109,13 @@ void recycle_setup(const struct policy *pol)
 }
 
 int recycle_any(void) { return __atomic_load_n(&nkept, __ATOMIC_RELAXED) != 0; }
+
+void recycle_limited(int on)
+{
+	__atomic_store_n(&limited, on, __ATOMIC_RELAXED);
+	if (on)
+		recycle_flush();
+}
 
 /* Is there swap?  (Then a page that is not resident may hold swapped data.) */
 static int swap_in_use(void)
@@ -147,8 +172,8 @@ static void unlink_locked(struct kept *k)
 		k->next->prev = k->prev;
 	__atomic_store_n(&nkept, tree.n, __ATOMIC_RELAXED);
 	/* (read without the lock by memory_short and the report) */
-	__atomic_fetch_sub(&kept_bytes[rule], len, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&kept_total, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&kept_bytes[rule], kept_bytes[rule] - len, __ATOMIC_RELAXED);
+	__atomic_store_n(&kept_total, kept_total - len, __ATOMIC_RELAXED);
 }
 
 /* Give back up to 16 kept regions overlapping [s, e) (all: e == 0) and
@@ -195,7 +220,7 @@ void recycle_release_range(uintptr_t start, size_t len)
  * than every 100 ms. */
 static int memory_short(void)
 {
-	uint64_t now = os_now_ns(), avail, room, kb, least;
+	uint64_t now = os_now_ns(), avail, room, kb, least; /* (a clock read: no system call) */
 	uint64_t last = __atomic_load_n(&last_check, __ATOMIC_RELAXED);
 	if (now - last < PRESSURE_NS && last)
 		return __atomic_load_n(&was_short, __ATOMIC_RELAXED);
@@ -213,25 +238,17 @@ static int memory_short(void)
 	return __atomic_load_n(&was_short, __ATOMIC_RELAXED);
 }
 
-/* Would a kept region count against a limit of the program's own? */
-static int limited(void)
-{
-	struct rlimit as, data;
-	return (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) ||
-	       (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY);
-}
-
-int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags)
+int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full)
 {
 	struct rule_stats *rs = &g_stats.rules[rule];
 	struct kclass *c;
 	struct kept *k;
+	int free_it;
 	if (!(prot & PROT_WRITE)) /* nothing to gain, and it could not be zeroed */
 		return 0;
-	if (limited()) {
+	if (__atomic_load_n(&limited, __ATOMIC_RELAXED)) { /* kept regions would count against it */
 		st_add(&rs->recycle_dropped, 1);
 		stats_note(N_RECYCLE_LIMIT);
-		recycle_flush();
 		return 0;
 	}
 	if (memory_short()) {
@@ -239,23 +256,22 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags)
 		recycle_flush();
 		return 0;
 	}
-	/* A sealed region (mseal) cannot be unmapped: the program must see its
-	 * munmap fail.  mprotect to the protection it has is refused on a
-	 * sealed region and changes nothing on any other. */
-	if (sys_mprotect((void *)addr, len, prot) != 0)
-		return 0;
-	/* Still the anonymous private mapping the shim saw made?  A file or
-	 * shared memory mapped over it by a call the shim does not see (a raw
-	 * system call, shmat) must go to the kernel: zeroing it on reuse would
-	 * wipe the file.  MADV_WIPEONFORK is refused on anything but private
-	 * anonymous memory; the program never set it here (the region would no
-	 * longer be recyclable), and KEEPONFORK takes it off again. */
-	if (sys_madvise((void *)addr, len, MADV_WIPEONFORK) != 0)
-		return 0;
-	sys_madvise((void *)addr, len, MADV_KEEPONFORK);
+	/* (A sealed region, or one a file or shared memory was mapped over,
+	 * lost its RF_RECYCLE flag when that happened: the caller never asks.) */
 	if (!budget_reserve(len)) {
 		st_add(&rs->recycle_dropped, 1);
 		stats_note(N_BUDGET);
+		return 0;
+	}
+	free_it = __atomic_load_n(&tight, __ATOMIC_RELAXED);
+	/* Reclaimable while kept, where memory is tight: under pressure the
+	 * kernel takes the pages back by itself (they then read zero).  Where
+	 * it refuses (a locked region, an old kernel), the region is not kept.
+	 * Done first, with no lock held; if the cache then has no room, the
+	 * region is unmapped all the same. */
+	if (free_it && sys_madvise((void *)addr, len, MADV_FREE) != 0) {
+		budget_release(len);
+		st_add(&rs->recycle_dropped, 1);
 		return 0;
 	}
 	spin_lock(&klock);
@@ -266,28 +282,14 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags)
 		st_add(&rs->recycle_dropped, 1);
 		return 0;
 	}
-	/* Reserve the bytes now, so that two threads cannot both pass the
-	 * rule's limit; the region is listed once MADV_FREE has taken it. */
-	__atomic_fetch_add(&kept_bytes[rule], len, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&kept_total, len, __ATOMIC_RELAXED);
-	spin_unlock(&klock);
-	/* Reclaimable while kept: under memory pressure the kernel takes the
-	 * pages back by itself (they then read zero).  Where it refuses (a
-	 * locked region, an old kernel), the region is not kept. */
-	if (__atomic_load_n(&tight, __ATOMIC_RELAXED) && sys_madvise((void *)addr, len, MADV_FREE) != 0) {
-		__atomic_fetch_sub(&kept_bytes[rule], len, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&kept_total, len, __ATOMIC_RELAXED);
-		spin_lock(&klock);
-		slab_put(&kslab, k);
-		spin_unlock(&klock);
-		budget_release(len);
-		st_add(&rs->recycle_dropped, 1);
-		return 0;
-	}
-	spin_lock(&klock);
+	/* (written under the lock, read without it) */
+	__atomic_store_n(&kept_bytes[rule], kept_bytes[rule] + len, __ATOMIC_RELAXED);
+	__atomic_store_n(&kept_total, kept_total + len, __ATOMIC_RELAXED);
 	k->node.start = addr;
 	k->node.end = addr + len;
 	k->cls = c;
+	/* MADV_FREE lets the kernel take the pages: then nothing is known. */
+	k->full = full && !free_it;
 	k->prev = NULL;
 	k->next = c->top;
 	if (c->top)
@@ -302,16 +304,45 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags)
 	return 1;
 }
 
+/* The resident runs of vec[0, pages), up to max of them: returns how many,
+ * or max + 1 if there are more (the region is scattered). */
+static int resident_runs(const unsigned char *vec, size_t pages, size_t (*run)[2], int max)
+{
+	const uint64_t bits = 0x0101010101010101ull; /* bit 0 of each byte: resident */
+	size_t i = 0, j;
+	int n = 0;
+	while (i < pages) {
+		uint64_t w;
+		if (!(vec[i] & 1)) { /* most of a sparse region: skip it a word at a time */
+			while (i + 8 <= pages && (memcpy(&w, vec + i, 8), !(w & bits)))
+				i += 8;
+			while (i < pages && !(vec[i] & 1))
+				i++;
+			continue;
+		}
+		for (j = i + 1; j < pages && (vec[j] & 1); j++)
+			;
+		if (n == max)
+			return max + 1;
+		run[n][0] = i;
+		run[n][1] = j;
+		n++;
+		i = j;
+	}
+	return n;
+}
+
 /* Zero what the program touched; returns the number of pages that were
  * resident (and so are again, now zero). */
 static size_t zero_touched(uintptr_t s, size_t len)
 {
 	unsigned char vec[256];
-	size_t resident = 0, done = 0;
+	size_t run[SCATTERED_RUNS][2], resident = 0, done = 0;
 	int swap = swap_in_use();
 	while (done < len) {
-		size_t pages = (len - done) / page_size, i, runs = 0, run_start = 0;
+		size_t pages = (len - done) / page_size, gap = 0;
 		uintptr_t base = s + done;
+		int n, r;
 		if (pages > sizeof vec)
 			pages = sizeof vec;
 		if (sys_mincore((void *)base, pages * page_size, vec) != 0) {
@@ -319,23 +350,21 @@ static size_t zero_touched(uintptr_t s, size_t len)
 			sys_madvise((void *)base, len - done, MADV_DONTNEED);
 			return resident;
 		}
-		for (i = 0; i < pages; i++)
-			if ((vec[i] & 1) && (i == 0 || !(vec[i - 1] & 1)))
-				runs++;
-		if (runs > SCATTERED_RUNS) {
+		n = resident_runs(vec, pages, run, SCATTERED_RUNS);
+		if (n > SCATTERED_RUNS) { /* many places: one call drops them all */
 			sys_madvise((void *)base, pages * page_size, MADV_DONTNEED);
-		} else {
-			for (i = 0; i < pages; i = run_start) {
-				int res = vec[i] & 1;
-				void *p = (void *)(base + i * page_size);
-				for (run_start = i; run_start < pages && (vec[run_start] & 1) == res; run_start++)
-					;
-				if (res) {
-					memset(p, 0, (run_start - i) * page_size);
-					resident += run_start - i;
-				} else if (swap) { /* may hold swapped-out data */
-					sys_madvise(p, (run_start - i) * page_size, MADV_DONTNEED);
-				}
+			done += pages * page_size;
+			continue;
+		}
+		for (r = 0; r <= n; r++) {
+			size_t end = r < n ? run[r][0] : pages;
+			/* A page that is not resident may hold swapped-out data. */
+			if (swap && end > gap)
+				sys_madvise((void *)(base + gap * page_size), (end - gap) * page_size, MADV_DONTNEED);
+			if (r < n) {
+				memset((void *)(base + run[r][0] * page_size), 0, (run[r][1] - run[r][0]) * page_size);
+				resident += run[r][1] - run[r][0];
+				gap = run[r][1];
 			}
 		}
 		done += pages * page_size;
@@ -349,9 +378,8 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 	struct kclass *c;
 	struct kept *k = NULL;
 	uintptr_t a = 0;
-	struct meter m;
-	struct faults f;
-	uint64_t ns;
+	uint64_t t0;
+	int full = 0;
 	if (!recycle_any())
 		return 0;
 	spin_lock(&klock);
@@ -359,6 +387,7 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 	if (c && c->top) {
 		k = c->top;
 		a = k->node.start;
+		full = k->full;
 		unlink_locked(k);
 		slab_put(&kslab, k);
 	}
@@ -366,10 +395,16 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 	if (!a)
 		return 0;
 	budget_release(len);
-	meter_start(&m);
-	*resident = zero_touched(a, len);
-	meter_read(&m, &f, &ns);
-	st_add(&rs->recycle_zero_ns, ns);
+	/* Clearing resident pages takes no fault, so only the time is taken
+	 * (a clock read, no system call): the fault meter would be two. */
+	t0 = os_now_ns();
+	if (full || len <= CLEAR_WHOLE_BYTES) {
+		memset((void *)a, 0, len); /* no need to ask: see the top */
+		*resident = len / page_size;
+	} else {
+		*resident = zero_touched(a, len);
+	}
+	st_add(&rs->recycle_zero_ns, os_now_ns() - t0);
 	st_add(&rs->recycle_zeroed_bytes, *resident * page_size);
 	st_add(&rs->recycle_reused, 1);
 	st_add(&rs->recycle_reused_bytes, len);

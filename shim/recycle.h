@@ -6,9 +6,15 @@
 #include "policy.h"
 
 void recycle_setup(const struct policy *pol);
+/* A limit of the program's own is set (RLIMIT_AS or RLIMIT_DATA): keep
+ * nothing (prefault.c learns it at start-up and from the program's own
+ * setrlimit and prlimit calls, so no call here asks the kernel). */
+void recycle_limited(int on);
 /* The program unmapped exactly this region of `rule`: keep it?  1 if kept
- * (the caller must not unmap it), 0 if it should really be unmapped. */
-int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags);
+ * (the caller must not unmap it), 0 if it should really be unmapped.
+ * `full`: every page was resident when last seen (a hint: reuse then
+ * clears it whole without asking the kernel which pages are resident). */
+int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full);
 /* A kept region for this request, zeroed where the program had touched it;
  * 0 if none.  *resident gets the pages that are resident (and zero). */
 uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident);

@@ -4,7 +4,6 @@
 #include "glue.h"
 #include "lock.h"
 #include "ranges.h"
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -33,7 +32,7 @@ uint64_t budget_limit(void)
 			__atomic_store_n(&b_state, 2, __ATOMIC_RELEASE);
 		} else {
 			while (__atomic_load_n(&b_state, __ATOMIC_ACQUIRE) != 2)
-				sched_yield(); /* another thread is reading a few small files */
+				sys_sched_yield(); /* another thread is reading a few small files */
 		}
 	}
 	return __atomic_load_n(&b_limit, __ATOMIC_RELAXED);
@@ -247,15 +246,36 @@ uint64_t regions_forget(uintptr_t start, size_t len)
 
 /* ---- malloc blocks: open addressing, linear probing, backward-shift delete ---- */
 
+/* free() of a block the shim does not track must cost the program next to
+ * nothing, from any thread, while other threads add and take blocks.  So:
+ *  - blocks_lo and blocks_span bound every tracked pointer, and free looks
+ *    no further for a pointer outside them (a subtraction and a compare).
+ *    They only widen while blocks are tracked.  A widening stores the new
+ *    span (large enough for the old low end too) before the new low end,
+ *    with release: a free that reads the new low end reads a span that
+ *    covers everything, and one that reads the old low end a span at least
+ *    as large as before, so no tracked block ever falls outside.  (The
+ *    block being added is not the program's yet: its free comes after.)
+ *  - inside them, blocks_take probes without the lock, under a sequence
+ *    count that every change makes odd while it works: a probe that saw no
+ *    change and no key is an answer; otherwise it takes the lock.  A table
+ *    outgrown is never unmapped (a probe may still be reading it): the
+ *    tables double, so what is kept is less than the table in use. */
 struct block {
-	const void *key;
+	const void *key; /* written and read atomically (probes run unlocked) */
 	uintptr_t start, end;
 	uint64_t charged;
 	uint16_t rule, flags;
 };
+struct btab {
+	size_t cap; /* a power of two */
+	struct block slot[];
+};
 static spin_t blk_lock;
-static struct block *blk;
-static size_t blk_cap, nblk; /* cap: a power of two */
+static struct btab *btab;     /* the table in use (published with release) */
+static size_t nblk;
+static uint32_t blk_seq;      /* odd while the table changes */
+uintptr_t blocks_lo, blocks_span;
 
 static size_t blk_hash(const void *p, size_t cap)
 {
@@ -266,37 +286,79 @@ static size_t blk_hash(const void *p, size_t cap)
 	return (size_t)x & (cap - 1);
 }
 
-static void blk_place(struct block *t, size_t cap, const struct block *b)
+static const void *key_of(const struct block *b) { return __atomic_load_n(&b->key, __ATOMIC_RELAXED); }
+static void set_key(struct block *b, const void *k) { __atomic_store_n(&b->key, k, __ATOMIC_RELAXED); }
+static void put(struct block *dst, const struct block *src)
+{
+	dst->start = src->start;
+	dst->end = src->end;
+	dst->charged = src->charged;
+	dst->rule = src->rule;
+	dst->flags = src->flags;
+	set_key(dst, key_of(src));
+}
+
+/* The table changes (lock held): odd on entry, even on leaving. */
+static void change_begin(void)
+{
+	__atomic_store_n(&blk_seq, blk_seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+static void change_end(void) { __atomic_store_n(&blk_seq, blk_seq + 1, __ATOMIC_RELEASE); }
+
+static void blk_place(struct btab *t, const struct block *b)
 {
 	size_t i;
-	for (i = blk_hash(b->key, cap); t[i].key && t[i].key != b->key; i = (i + 1) & (cap - 1))
+	for (i = blk_hash(b->key, t->cap); key_of(&t->slot[i]) && key_of(&t->slot[i]) != b->key; i = (i + 1) & (t->cap - 1))
 		;
-	t[i] = *b;
+	put(&t->slot[i], b);
 }
 
 /* Double the table (from 1024 slots); -1 if there is no memory. */
 static int blk_grow(void)
 {
-	size_t cap = blk_cap ? blk_cap * 2 : 1024, i;
-	struct block *t = sys_mmap(NULL, cap * sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t cap = btab ? btab->cap * 2 : 1024, i;
+	struct btab *t = sys_mmap(NULL, sizeof *t + cap * sizeof t->slot[0], PROT_READ | PROT_WRITE,
+	                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED)
 		return -1;
-	for (i = 0; i < blk_cap; i++)
-		if (blk[i].key)
-			blk_place(t, cap, &blk[i]);
-	if (blk)
-		sys_munmap(blk, blk_cap * sizeof *blk);
-	blk = t;
-	blk_cap = cap;
+	t->cap = cap;
+	for (i = 0; btab && i < btab->cap; i++)
+		if (btab->slot[i].key)
+			blk_place(t, &btab->slot[i]);
+	__atomic_store_n(&btab, t, __ATOMIC_RELEASE); /* the old one stays mapped: see above */
 	return 0;
+}
+
+/* Widen the published bounds to take in p (lock held). */
+static void bounds_take_in(const void *p)
+{
+	uintptr_t a = (uintptr_t)p, lo = blocks_lo, hi = lo + blocks_span;
+	if (blocks_span == UINTPTR_MAX)
+		return; /* everything is looked at already */
+	if (!blocks_span)
+		lo = hi = a;
+	if (a < lo)
+		lo = a;
+	if (a >= hi)
+		hi = a + 1;
+	__atomic_store_n(&blocks_span, hi - lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&blocks_lo, lo, __ATOMIC_RELEASE);
+}
+
+void blocks_watch_all(void)
+{
+	spin_lock(&blk_lock);
+	__atomic_store_n(&blocks_span, UINTPTR_MAX, __ATOMIC_RELAXED);
+	__atomic_store_n(&blocks_lo, 0, __ATOMIC_RELEASE);
+	spin_unlock(&blk_lock);
 }
 
 int blocks_add(const void *p, const struct region *r)
 {
 	struct block b;
-	size_t i;
 	spin_lock(&blk_lock);
-	if ((nblk + 1) * 4 > blk_cap * 3 && blk_grow() < 0) {
+	if ((!btab || (nblk + 1) * 4 > btab->cap * 3) && blk_grow() < 0) {
 		spin_unlock(&blk_lock);
 		return -1;
 	}
@@ -306,25 +368,53 @@ int blocks_add(const void *p, const struct region *r)
 	b.charged = r->charged;
 	b.rule = (uint16_t)r->rule;
 	b.flags = (uint16_t)r->flags;
-	for (i = blk_hash(p, blk_cap); blk[i].key && blk[i].key != p; i = (i + 1) & (blk_cap - 1))
-		;
-	if (!blk[i].key)
-		__atomic_store_n(&nblk, nblk + 1, __ATOMIC_RELAXED);
-	blk[i] = b;
+	change_begin();
+	{
+		size_t i;
+		for (i = blk_hash(p, btab->cap); btab->slot[i].key && btab->slot[i].key != p; i = (i + 1) & (btab->cap - 1))
+			;
+		if (!btab->slot[i].key)
+			__atomic_store_n(&nblk, nblk + 1, __ATOMIC_RELAXED);
+		put(&btab->slot[i], &b);
+	}
+	change_end();
+	bounds_take_in(p);
 	if (r->flags & RF_LOCKED)
 		__atomic_fetch_add(&nlocked, 1, __ATOMIC_RELAXED);
 	spin_unlock(&blk_lock);
 	return 0;
 }
 
+/* Is p in the table?  Without the lock: 0 or 1, or -1 if the table
+ * changed meanwhile (then ask again under the lock). */
+static int probe(const void *p)
+{
+	uint32_t seq = __atomic_load_n(&blk_seq, __ATOMIC_ACQUIRE);
+	const struct btab *t = __atomic_load_n(&btab, __ATOMIC_ACQUIRE);
+	const void *k;
+	size_t i;
+	int found = 0;
+	if ((seq & 1) || !t)
+		return -1;
+	for (i = blk_hash(p, t->cap); (k = key_of(&t->slot[i])); i = (i + 1) & (t->cap - 1))
+		if (k == p) {
+			found = 1;
+			break;
+		}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&blk_seq, __ATOMIC_RELAXED) == seq ? found : -1;
+}
+
 int blocks_take(const void *p, struct region *out)
 {
 	size_t i, j, mask;
-	if (__atomic_load_n(&nblk, __ATOMIC_RELAXED) == 0)
+	struct block *blk;
+	if (__atomic_load_n(&nblk, __ATOMIC_RELAXED) == 0 || probe(p) == 0)
 		return 0;
 	spin_lock(&blk_lock);
-	mask = blk_cap - 1;
-	for (i = blk_hash(p, blk_cap); blk[i].key; i = (i + 1) & mask)
+	blk = btab->slot;
+	mask = btab->cap - 1;
+	for (i = blk_hash(p, btab->cap); blk[i].key; i = (i + 1) & mask)
 		if (blk[i].key == p)
 			break;
 	if (!blk[i].key) {
@@ -339,17 +429,23 @@ int blocks_take(const void *p, struct region *out)
 	out->prot = out->mflags = 0;
 	if (blk[i].flags & RF_LOCKED)
 		__atomic_fetch_sub(&nlocked, 1, __ATOMIC_RELAXED);
+	change_begin();
 	/* Backward-shift deletion keeps probe chains intact without tombstones. */
 	for (j = (i + 1) & mask; blk[j].key; j = (j + 1) & mask) {
-		size_t h = blk_hash(blk[j].key, blk_cap);
+		size_t h = blk_hash(blk[j].key, btab->cap);
 		/* Move j into the hole at i if its home slot is not in (i, j]. */
 		if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
-			blk[i] = blk[j];
+			put(&blk[i], &blk[j]);
 			i = j;
 		}
 	}
-	blk[i].key = NULL;
+	set_key(&blk[i], NULL);
 	__atomic_store_n(&nblk, nblk - 1, __ATOMIC_RELAXED);
+	change_end();
+	/* None left: free need look at nothing again (a free reading the old
+	 * bounds only looks for nothing). */
+	if (!nblk && blocks_span != UINTPTR_MAX)
+		__atomic_store_n(&blocks_span, 0, __ATOMIC_RELAXED);
 	spin_unlock(&blk_lock);
 	return 1;
 }
@@ -384,8 +480,8 @@ static int collect_locked(uintptr_t s, uintptr_t e, uintptr_t (*out)[2])
 	}
 	spin_unlock(&reg_lock);
 	spin_lock(&blk_lock);
-	for (i = 0; i < blk_cap && k < BATCH; i++) {
-		struct block *b = &blk[i];
+	for (i = 0; btab && i < btab->cap && k < BATCH; i++) {
+		struct block *b = &btab->slot[i];
 		if (!b->key || !(b->flags & RF_LOCKED) || (e && (b->end <= s || b->start >= e)))
 			continue;
 		out[k][0] = b->start;
@@ -416,8 +512,8 @@ int regions_locked_in(uintptr_t start, size_t len, uintptr_t (*out)[2], int max)
 	}
 	spin_unlock(&reg_lock);
 	spin_lock(&blk_lock);
-	for (i = 0; i < blk_cap && k < max; i++) {
-		const struct block *b = &blk[i];
+	for (i = 0; btab && i < btab->cap && k < max; i++) {
+		const struct block *b = &btab->slot[i];
 		if (b->key && (b->flags & RF_LOCKED) && b->end > start && b->start < end) {
 			out[k][0] = b->start;
 			out[k][1] = b->end;
@@ -437,8 +533,8 @@ void regions_disown_locks(void)
 		((struct reg *)n)->flags &= (uint16_t)~RF_LOCKED;
 	spin_unlock(&reg_lock);
 	spin_lock(&blk_lock);
-	for (i = 0; i < blk_cap; i++)
-		blk[i].flags &= (uint16_t)~RF_LOCKED;
+	for (i = 0; btab && i < btab->cap; i++)
+		btab->slot[i].flags &= (uint16_t)~RF_LOCKED;
 	spin_unlock(&blk_lock);
 	__atomic_store_n(&nlocked, 0, __ATOMIC_RELAXED);
 }
@@ -478,8 +574,8 @@ void regions_atfork(int who)
 		spin_init(&blk_lock);
 		for (n = rt_first(&reg_tree, 0); n; n = rt_next(&reg_tree, n))
 			((struct reg *)n)->flags &= (uint16_t)~RF_LOCKED;
-		for (i = 0; i < blk_cap; i++)
-			blk[i].flags &= (uint16_t)~RF_LOCKED;
+		for (i = 0; btab && i < btab->cap; i++)
+			btab->slot[i].flags &= (uint16_t)~RF_LOCKED;
 		nlocked = 0;
 	}
 }

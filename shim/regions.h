@@ -18,6 +18,8 @@
 enum {
 	RF_LOCKED = 1,  /* the shim mlocked it (and the program has not locked it since) */
 	RF_RECYCLE = 2, /* mapped by a recycle rule and still exactly as mapped */
+	RF_FULL = 4,    /* every page was resident when last seen (a cost hint for
+	                 * recycling: see recycle.c; never needed for correctness) */
 };
 
 /* A tracked region, as the tables hand it out. */
@@ -68,7 +70,13 @@ int regions_locked_in(uintptr_t start, size_t len, uintptr_t (*out)[2], int max)
  * shim's to undo any more. */
 void regions_disown_locks(void);
 
-/* Malloc blocks, keyed by the pointer malloc returned. */
+/* Malloc blocks, keyed by the pointer malloc returned.  free() must look
+ * at p only if p - blocks_lo < blocks_span: every tracked block lies in
+ * there (read without a lock: regions.c says why that is safe). */
+extern uintptr_t blocks_lo __attribute__((visibility("hidden")));
+extern uintptr_t blocks_span __attribute__((visibility("hidden")));
+/* From now on free looks at every pointer (the profile follows blocks). */
+void blocks_watch_all(void);
 int blocks_add(const void *p, const struct region *r);
 /* Removes the block; returns 1 and fills *out if it was tracked. */
 int blocks_take(const void *p, struct region *out);

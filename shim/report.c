@@ -13,7 +13,24 @@
  * the formatting buffer.  Static, not on the stack: exit may run on a small
  * thread stack (only one thread writes the report). */
 static struct stats snap;
+static uint64_t sc[SC_COUNT]; /* the ledger, read once per report */
 static char buf[4 << 10];
+
+static void read_ledger(void)
+{
+	int k;
+	for (k = 0; k < SC_COUNT; k++)
+		sc[k] = sc_count((enum sc)k);
+}
+
+static uint64_t ledger_total(void)
+{
+	uint64_t n = 0;
+	int k;
+	for (k = 0; k < SC_COUNT; k++)
+		n += sc[k];
+	return n;
+}
 
 /* Is entry e counted?  The malloc family only from stats_malloc_from. */
 static int counted(int e)
@@ -128,7 +145,11 @@ static void write_json(struct sbuf *sb, const struct proc_info *pi, const struct
 	json_kv(sb, "major", f->major, 1);
 	json_kv(sb, "in_prefault", in_pf, 1);
 	json_kv(sb, "in_program", total > in_pf ? total - in_pf : 0, 1);
-	sb_str(sb, "},\"budget\":{");
+	sb_str(sb, "},\"shim\":{\"syscalls\":{");
+	json_kv(sb, "total", ledger_total(), 0);
+	for (i = 0; i < SC_COUNT; i++)
+		json_kv(sb, sc_names[i], sc[i], 1);
+	sb_str(sb, "}},\"budget\":{");
 	if (budget_known()) /* (else null: working it out reads a dozen files) */
 		json_kv(sb, "limit", budget_limit(), 0);
 	else
@@ -257,6 +278,27 @@ static void text_rule(struct sbuf *sb, const char *name, const struct rule_stats
 	sb_chr(sb, '\n');
 }
 
+/* "prefault work: N system calls (the three commonest kinds)". */
+static void text_ledger(struct sbuf *sb)
+{
+	int shown[3] = { -1, -1, -1 }, i, k;
+	sb_str(sb, "prefault:   prefault work: ");
+	sb_u64(sb, ledger_total());
+	sb_str(sb, " system calls");
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < SC_COUNT; k++)
+			if (sc[k] && (i == 0 || k != shown[0]) && (i < 2 || k != shown[1]) &&
+			    (shown[i] < 0 || sc[k] > sc[shown[i]]))
+				shown[i] = k;
+	for (i = 0; i < 3 && shown[i] >= 0; i++) {
+		sb_str(sb, i ? ", " : " (");
+		sb_str(sb, sc_names[shown[i]]);
+		sb_chr(sb, ' ');
+		sb_u64(sb, sc[shown[i]]);
+	}
+	sb_str(sb, i ? ")\n" : "\n");
+}
+
 static void write_text(struct sbuf *sb, const struct proc_info *pi, const struct policy *pol,
                        const struct faults *f, uint64_t in_pf, uint64_t wall)
 {
@@ -292,6 +334,7 @@ static void write_text(struct sbuf *sb, const struct proc_info *pi, const struct
 		}
 		sb_chr(sb, '\n');
 	}
+	text_ledger(sb);
 	for (i = 0; pol && i < pol->nrules; i++)
 		text_rule(sb, pol->rules[i].name, &snap.rules[i], i);
 	sb_str(sb, "prefault:   unmatched: ");
@@ -326,6 +369,7 @@ int report_write(int fd, int json, const struct proc_info *pi, const struct poli
 	stats_snapshot(&snap);
 	in_pf = snap.pf_minor + snap.pf_major;
 	os_faults_self(&now);
+	read_ledger(); /* last: all but the report's own writes are in it */
 	f.minor = now.minor - pi->f0.minor;
 	f.major = now.major - pi->f0.major;
 	sb_init(&sb, buf, sizeof buf, fd);

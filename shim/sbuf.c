@@ -1,8 +1,8 @@
-/* sbuf.c: see sbuf.h.  Pure apart from write(2) on a bound descriptor. */
+/* sbuf.c: see sbuf.h.  Pure apart from io_write on a bound descriptor. */
 #include "sbuf.h"
+#include "io.h"
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char hexd[] = "0123456789abcdef";
 
@@ -23,7 +23,7 @@ void sb_flush(struct sbuf *sb)
 	if (sb->fd < 0)
 		return;
 	while (off < sb->len) {
-		ssize_t n = write(sb->fd, sb->buf + off, sb->len - off);
+		long n = io_write(sb->fd, sb->buf + off, sb->len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {

@@ -53,7 +53,7 @@ void stack_setup(const struct policy *p) { pol = p; }
 static size_t default_stack(void)
 {
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+	if (sys_getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		return (size_t)rl.rlim_cur;
 	return 8u << 20;
 }
@@ -119,7 +119,7 @@ static uint64_t prefault_self(int rule, int main_thread)
 	struct faults f;
 	uint64_t ns;
 	shim_guard++;
-	meter_start(&m);
+	meter_start(&m, 1);
 	room = room_below(&top);
 	if (depth > room)
 		depth = room;

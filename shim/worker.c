@@ -50,7 +50,6 @@
 #include "lock.h"
 #include "os.h"
 #include "stats.h"
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -211,7 +210,7 @@ static void do_chunk(const struct claim *c)
 	alone = __atomic_add_fetch(&busy, 1, __ATOMIC_ACQ_REL) == 1;
 	wf0 = __atomic_load_n(&worker_faults, __ATOMIC_ACQUIRE);
 	os_faults_self(&self0);
-	meter_start(&m);
+	meter_start(&m, 1);
 	r = sys_madvise((void *)c->s, len, c->advice);
 	meter_read(&m, &mine, NULL);
 	os_faults_self(&self1);
@@ -350,7 +349,7 @@ void worker_cancel(uintptr_t a, size_t len)
 		spin_unlock(&jlock);
 		if (i == INFLIGHT)
 			return;
-		sched_yield();
+		sys_sched_yield();
 		spin_lock(&jlock);
 	}
 }

@@ -346,6 +346,62 @@ static void unmatched_line(struct sbuf *sb, uint64_t nm, uint64_t bm, uint64_t n
 	sb_str(sb, ")\n");
 }
 
+/* The cost ledger: system calls of the shim's own, by kind, summed over the
+ * reports added (shim.syscalls; reports of an older shim have none). */
+#define MAX_SC 64
+struct ledger {
+	int has, n;
+	uint64_t total;
+	const char *name[MAX_SC];
+	uint64_t count[MAX_SC];
+};
+
+static void ledger_add(struct ledger *l, const struct json *d)
+{
+	const struct json *m = json_path(d, "shim.syscalls");
+	if (!m || m->type != JSON_OBJECT)
+		return;
+	l->has = 1;
+	for (m = m->child; m; m = m->next) {
+		int k;
+		if (!strcmp(m->key, "total")) {
+			l->total += json_u64(m, 0);
+			continue;
+		}
+		for (k = 0; k < l->n && strcmp(l->name[k], m->key); k++)
+			;
+		if (k == l->n) {
+			if (k == MAX_SC)
+				continue;
+			l->name[l->n++] = m->key;
+		}
+		l->count[k] += json_u64(m, 0);
+	}
+}
+
+/* As shim/report.c text_ledger: the total and the three commonest kinds. */
+static void ledger_line(struct sbuf *sb, const struct ledger *l)
+{
+	int shown[3] = { -1, -1, -1 }, i, k;
+	if (!l->has)
+		return;
+	sb_str(sb, "prefault:   prefault work: ");
+	sb_u64(sb, l->total);
+	sb_str(sb, " system calls");
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < l->n; k++)
+			if (l->count[k] && (i == 0 || k != shown[0]) && (i < 2 || k != shown[1]) &&
+			    (shown[i] < 0 || l->count[k] > l->count[shown[i]]))
+				shown[i] = k;
+	for (i = 0; i < 3 && shown[i] >= 0; i++) {
+		sb_str(sb, i ? ", " : " (");
+		sb_str(sb, l->name[shown[i]]);
+		sb_chr(sb, ' ');
+		sb_u64(sb, l->count[shown[i]]);
+	}
+	sb_str(sb, i ? ")\n" : "\n");
+}
+
 static void note_line(struct sbuf *sb, const char *text)
 {
 	sb_str(sb, "prefault:   note: ");
@@ -375,6 +431,12 @@ static void print_one(struct sbuf *sb, const struct json *d)
 	sb_str(sb, " in prefault work\n");
 	if (json_str(policy, NULL))
 		budget_line(sb, json_str(policy, NULL), num(d, "budget.peak"), limit_of(d), "");
+	{
+		struct ledger l;
+		memset(&l, 0, sizeof l);
+		ledger_add(&l, d);
+		ledger_line(sb, &l);
+	}
 	for (r = json_get(d, "rules") ? json_get(d, "rules")->child : NULL; r; r = r->next) {
 		struct rstat s;
 		memset(&s, 0, sizeof s);
@@ -414,9 +476,12 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 	struct rstat *rules = NULL;
 	const char **notes = NULL;
 	struct json **heavy = malloc((size_t)rs->n * sizeof *heavy);
+	struct ledger ledger;
+	memset(&ledger, 0, sizeof ledger);
 	for (i = 0; i < rs->n; i++) {
 		const struct json *d = rs->docs[i], *r;
 		const char *pol = json_str(json_get(d, "policy"), NULL);
+		ledger_add(&ledger, d);
 		minor += num(d, "faults.minor");
 		major += num(d, "faults.major");
 		inprog += num(d, "faults.in_program");
@@ -515,6 +580,7 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 		}
 		free(heavy);
 	}
+	ledger_line(sb, &ledger);
 	for (k = 0; k < nrules; k++)
 		text_rule(sb, &rules[k], " (all processes)");
 	unmatched_line(sb, um[0], um[1], um[2], um[3], counting, from);
