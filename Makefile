@@ -52,7 +52,7 @@ CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.
            tools/fmt.c tools/spread.c tools/io.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
           $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
-          $(BUILD)/probes/libcount.so
+          $(BUILD)/probes/libcount.so $(BUILD)/probes/costprobe $(BUILD)/probes/libfwd.so
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
 # run, profile and trial: the program as our child, and its reports read back
@@ -107,7 +107,7 @@ $(BUILD)/probes/%: tests/probes/%.c $(wildcard tests/probes/*.h)
 	$(Q)$(CC) -O1 -g -Wall -fno-builtin -rdynamic -D_GNU_SOURCE -o $@ $< -lpthread
 
 # mmprobe dlopens libraries (libdl before glibc 2.34).
-$(BUILD)/probes/mmprobe: tests/probes/mmprobe.c
+$(BUILD)/probes/mmprobe: tests/probes/mmprobe.c $(wildcard tests/probes/*.h)
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -O1 -g -Wall -fno-builtin -rdynamic -D_GNU_SOURCE -o $@ $< -lpthread -ldl
@@ -154,8 +154,9 @@ $(BUILD)/bench/%: bench/%.cc
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CXX) -O2 -g -Wall -o $@ $<
 
-# The floor for any preloaded malloc: bare forwarding wrappers (issue 10).
-$(BUILD)/bench/libfwd.so: bench/fwd.c
+# The floor for any preloaded malloc: bare forwarding wrappers (issue 10);
+# tests/cost.bats holds the shim's malloc and free to it.
+$(BUILD)/bench/libfwd.so $(BUILD)/probes/libfwd.so: bench/fwd.c
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -g -Wall -fPIC -shared -fvisibility=hidden -D_GNU_SOURCE -o $@ $< -ldl

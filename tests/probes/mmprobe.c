@@ -71,6 +71,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "probe.h"
 
 #ifndef MAP_32BIT
 #define MAP_32BIT 0x40
@@ -80,18 +81,6 @@
 #endif
 
 static size_t pg;
-
-static size_t parse_size(const char *s)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'K': case 'k': v <<= 10; break;
-	case 'M': case 'm': v <<= 20; break;
-	case 'G': case 'g': v <<= 30; break;
-	}
-	return (size_t)v;
-}
 
 static void *map_anon(size_t len, int prot)
 {
@@ -112,19 +101,6 @@ static size_t count_nonzero(const void *p, size_t len)
 	for (i = 0; i < len; i++)
 		n += c[i] != 0;
 	return n;
-}
-
-static long status_kb(const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-	while (f && fgets(line, sizeof line, f))
-		if (!strncmp(line, key, strlen(key)))
-			v = atol(line + strlen(key) + 1);
-	if (f)
-		fclose(f);
-	return v;
 }
 
 static int cmd_roread(size_t size)

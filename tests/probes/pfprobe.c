@@ -96,20 +96,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "probe.h"
 
 static size_t pg;
-
-static size_t parse_size(const char *s)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'K': case 'k': v <<= 10; break;
-	case 'M': case 'm': v <<= 20; break;
-	case 'G': case 'g': v <<= 30; break;
-	}
-	return (size_t)v;
-}
 
 static long thread_faults(void)
 {
@@ -275,19 +264,6 @@ static int cmd_errno(void)
 	free(q);
 	printf("calloc-realloc-ok keeps errno=%d\n", errno);
 	return 0;
-}
-
-static long status_kb(const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-	while (f && fgets(line, sizeof line, f))
-		if (!strncmp(line, key, strlen(key)))
-			v = atol(line + strlen(key) + 1);
-	if (f)
-		fclose(f);
-	return v;
 }
 
 static long smaps_field(void *addr, const char *key)

@@ -1,0 +1,174 @@
+#!/usr/bin/env bats
+# The shim's own cost per operation, held to a budget (issue 18).  Counts,
+# never timings: system calls from the report's ledger (shim.syscalls, every
+# call the shim makes, counted by kind in shim/libc.c), checked against
+# strace, and instructions from callgrind.  The cost of one operation is
+# the difference between a run of 2N operations and a run of N, so what
+# start-up and exit cost cancels out.  A change that adds a system call, a
+# lock or a page walk to one of these paths fails here.
+load helpers
+
+COST="$B/probes/costprobe"
+FWD="$B/probes/libfwd.so"
+
+# calls POLICY MODE ARGS...: the shim's system calls in a run of costprobe
+calls() {
+	local pol="$1" f="$BATS_TEST_TMPDIR/ledger.$$.$RANDOM.json"
+	shift
+	REPORT="$f" shimmed "$pol" "$COST" "$@" >/dev/null || return 1
+	jget "$f" "d['shim']['syscalls']['total']"
+}
+
+# per_op POLICY N MODE ARGS (N goes after MODE): system calls per operation,
+# from runs of N and 2N operations
+per_op() {
+	local pol="$1" n="$2" mode="$3" a b
+	shift 3
+	a=$(calls "$pol" "$mode" "$n" "$@") && b=$(calls "$pol" "$mode" $((2 * n)) "$@") || return 1
+	awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "%.4f\n", (b - a) / n }'
+}
+
+# le X Y: X <= Y, as numbers
+le() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x <= y) }'; }
+
+recycle_policy() {
+	policy rc <<-'EOF'
+	[rule churn]
+	call = mmap
+	size = 256K..1M
+	action = recycle
+	EOF
+}
+
+@test "the report carries the cost ledger: shim.syscalls by kind in JSON, one line of text" {
+	pol=$(populate_all)
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$COST" keepmaps 4 4M
+	[ "$status" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	# every kind, and a total that is their sum: four populates at least
+	[ "$(jget "$f" "d['shim']['syscalls']['total'] == sum(v for k, v in d['shim']['syscalls'].items() if k != 'total')")" = True ]
+	[ "$(jget "$f" "d['shim']['syscalls']['madvise']")" -ge 4 ]
+	[ "$(jget "$f" "sorted(d['shim']['syscalls'])[:3]")" != "[]" ]
+	REPORT="$BATS_TEST_TMPDIR/r.txt" run --separate-stderr shimmed "$pol" "$COST" keepmaps 4 4M
+	grep -Eq '^prefault:   prefault work: [0-9]+ system calls \([a-z0-9_]+ [0-9]+' "$BATS_TEST_TMPDIR/r.txt"
+}
+
+@test "the ledger counts what the kernel sees: strace gives the same mincore, madvise and getrusage calls" {
+	needs_plain_runtime
+	command -v strace >/dev/null || skip "strace is not installed"
+	pol=$(recycle_policy)
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr strace -f -qq -c -o "$BATS_TEST_TMPDIR/st" \
+		-e trace=mincore,madvise,getrusage \
+		env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT="$BATS_TEST_TMPDIR/r.json" "$COST" cycles 2000 256K 1
+	[ "$status" -eq 0 ]
+	cat "$BATS_TEST_TMPDIR/st"
+	f="$BATS_TEST_TMPDIR/r.json"
+	# The program makes none of these calls itself: every one is the shim's.
+	# (but for one getrusage of costprobe's own; the loader and libc make
+	# prlimit64 and mprotect calls too, so those are not compared)
+	for k in mincore madvise getrusage; do
+		seen=$(awk -v k="$k" '$NF == k { print $4 }' "$BATS_TEST_TMPDIR/st")
+		[ "$k" != getrusage ] || seen=$((seen - 1))
+		echo "$k: strace ${seen:-0}, ledger $(jget "$f" "d['shim']['syscalls']['$k']")"
+		[ "${seen:-0}" -eq "$(jget "$f" "d['shim']['syscalls']['$k']")" ]
+	done
+	[ "$(jget "$f" "d['shim']['syscalls']['mincore']")" -ge 1999 ]
+}
+
+@test "recycle: at most one system call a cycle of mmap 256 KiB, touch one page, munmap" {
+	pol=$(recycle_policy)
+	run per_op "$pol" 2000 cycles 256K 1
+	echo "sparse churn: $output system calls a cycle"
+	[ "$status" -eq 0 ]
+	le "$output" 1.01
+	# and it is recycling: the one call is the mincore that says what to clear
+	a=$(REPORT="$BATS_TEST_TMPDIR/r.json" shimmed "$pol" "$COST" cycles 2000 256K 1)
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "[r for r in d['rules'] if r['name'] == 'churn'][0]['recycle']['recycled']")" -ge 1999 ]
+}
+
+@test "recycle: a dense region (every page touched) is cleared whole, with no system call" {
+	pol=$(recycle_policy)
+	run per_op "$pol" 500 cycles 1M 256
+	echo "dense churn: $output system calls a cycle"
+	[ "$status" -eq 0 ]
+	le "$output" 0.01
+}
+
+@test "observe mode: no system call of the shim's for mmap, munmap, malloc and free" {
+	run per_op "" 2000 maps 256K
+	echo "observe mmap+munmap: $output"
+	[ "$output" = 0.0000 ]
+	run per_op "" 20000 pairs 64
+	echo "observe malloc+free: $output"
+	[ "$output" = 0.0000 ]
+	# a policy whose rules match nothing is observe mode too
+	pol=$(policy never <<<$'[rule never]\nsize = 1T\naction = populate')
+	run per_op "$pol" 2000 maps 256K
+	[ "$output" = 0.0000 ]
+	run per_op "$pol" 2000 cycles 256K 1
+	[ "$output" = 0.0000 ]
+}
+
+@test "populate: one system call a populated mapping, the populate itself" {
+	# (a size some multi-size THP setting turns to large pages needs the fault
+	# meter: then its faults cannot be counted from the pages)
+	for f in /sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled; do
+		[ -e "$f" ] || continue
+		kb=${f#*hugepages-}; kb=${kb%kB/enabled}
+		if [ "$kb" -le 1024 ] && grep -q '\[always\]' "$f"; then skip "multi-size THP of $kb kB is always on here"; fi
+	done
+	! grep -q '\[always\]' /sys/kernel/mm/transparent_hugepage/enabled ||
+		[ "$(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_size)" -gt $((1 << 20)) ] ||
+		skip "THP is always on for 1 MiB here"
+	# (a budget of its own: the default follows free memory, which the
+	# tests running beside this one move)
+	pol=$(policy pop <<<$'[global]\nbudget = 1G\n[rule big]\ncall = mmap\nsize = 1M\naction = populate')
+	run per_op "$pol" 200 keepmaps 1M
+	echo "populate: $output system calls a mapping"
+	[ "$status" -eq 0 ]
+	[ "$output" = 1.0000 ]
+	# and the faults it took are still the shim's, counted
+	REPORT="$BATS_TEST_TMPDIR/r.json" shimmed "$pol" "$COST" keepmaps 200 1M
+	[ "$(rule_stat "$BATS_TEST_TMPDIR/r.json" big faults)" -eq $((200 * (1 << 20) / $(getconf PAGESIZE))) ]
+}
+
+# ir PRELOAD ARGS...: instructions callgrind counts for costprobe ARGS
+ir() {
+	local pre="$1"
+	shift
+	LD_PRELOAD="$pre" PREFAULT_REPORT=none PREFAULT_POLICY="${IR_POLICY:-}" \
+		valgrind --tool=callgrind --callgrind-out-file=/dev/null "$COST" "$@" 2>&1 >/dev/null |
+		sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d , | tail -n 1
+}
+
+# ir_pair PRELOAD N MODE [ARGS]: instructions per malloc/free pair of 64 bytes,
+# from runs of N and 2N pairs (costprobe MODE ARGS N 64)
+ir_pair() {
+	local pre="$1" n="$2" a b
+	a=$(ir "$pre" "${@:3}" "$n" 64) && b=$(ir "$pre" "${@:3}" $((2 * n)) 64) || return 1
+	awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "%.2f\n", (b - a) / n }'
+}
+
+@test "malloc and free in observe mode: instructions a pair within 5% of a bare forwarding wrapper (callgrind)" {
+	needs_plain_runtime
+	command -v valgrind >/dev/null || skip "valgrind is not installed"
+	fwd=$(ir_pair "$FWD" 20000 pairs)
+	shim=$(ir_pair "$SHIM" 20000 pairs)
+	echo "per malloc/free pair: bare wrapper $fwd, shim $shim instructions"
+	le "$shim" "$(awk -v f="$fwd" 'BEGIN { print f * 1.05 }')"
+}
+
+@test "free of an untracked block takes no lock while a block is tracked: within 5% of a bare wrapper (callgrind)" {
+	needs_plain_runtime
+	command -v valgrind >/dev/null || skip "valgrind is not installed"
+	export IR_POLICY
+	IR_POLICY=$(policy big <<<$'[rule big]\ncall = malloc\nsize = >=4M\naction = populate')
+	fwd=$(ir_pair "$FWD" 20000 tracked 8M)
+	shim=$(ir_pair "$SHIM" 20000 tracked 8M)
+	echo "per malloc/free pair beside a tracked 8 MiB block: bare wrapper $fwd, shim $shim instructions"
+	le "$shim" "$(awk -v f="$fwd" 'BEGIN { print f * 1.05 }')"
+	# the block really was tracked: its free gave the budget back
+	REPORT="$BATS_TEST_TMPDIR/r.json" shimmed "$IR_POLICY" "$COST" tracked 8M 10 64
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['budget']['peak']")" -ge $((4 << 20)) ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['budget']['used']")" -eq 0 ]
+}

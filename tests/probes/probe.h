@@ -1,0 +1,36 @@
+/* probe.h: helpers the test probes share (pfprobe, mmprobe, costprobe).
+ * Header-only (each probe is one file, built on its own): static functions,
+ * some unused in a given probe. */
+#ifndef PREFAULT_PROBE_H
+#define PREFAULT_PROBE_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "64", "256K", "1M", "2G": bytes. */
+static inline size_t parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; break;
+	case 'M': case 'm': v <<= 20; break;
+	case 'G': case 'g': v <<= 30; break;
+	}
+	return (size_t)v;
+}
+
+/* A "Key:" line of /proc/self/status, in kB (or a count); -1 if absent. */
+static inline long status_kb(const char *key)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, key, strlen(key)))
+			v = atol(line + strlen(key) + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+#endif
