@@ -12,7 +12,9 @@
 #define PF_ENTRIES(X)                                                          \
 	X(mmap) X(mmap64) X(munmap) X(mremap) X(mprotect) X(pkey_mprotect)     \
 	X(madvise) X(mlock) X(mlock2) X(munlock) X(mlockall) X(munlockall)     \
-	X(pthread_create) X(unshare) X(setns)                                  \
+	X(pthread_create) X(pthread_setcanceltype) X(unshare) X(setns)         \
+	X(fork) X(posix_spawn) X(posix_spawnp)                                 \
+	X(setuid) X(seteuid) X(setreuid) X(setresuid) X(capset)                \
 	X(setrlimit) X(setrlimit64) X(prlimit) X(prlimit64)                    \
 	X(prctl) X(syscall) X(_Fork) X(ioctl) X(shmat) X(mincore) X(msync)      \
 	X(mseal)                                                               \

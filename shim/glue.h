@@ -26,6 +26,7 @@
 #define _GNU_SOURCE 1
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <signal.h>
 #include <sys/types.h>
 #include "entries.h"
@@ -154,6 +155,40 @@ int sys_sigtimedwait(const sigset_t *set, const struct timespec *ts);
 /* Nonzero while this thread runs the shim's own code: wrappers entered then
  * (dladdr, a signal handler, our own allocations) pass straight through. */
 extern TLS int shim_guard;
+
+/* The program set PTHREAD_CANCEL_ASYNCHRONOUS on this thread (interpose.c
+ * follows pthread_setcanceltype): it could then be cancelled at any
+ * instruction, a lock of ours held. */
+extern TLS int glue_async_cancel;
+int glue_cancel_off(void);         /* the old state */
+void glue_cancel_restore(int old);
+
+/* Into the shim's own code from a wrapper, and out again:
+ *     struct guard g = guard_enter(); ... guard_leave(g);
+ * The guard goes up (see above), errno is saved, and a thread that asked
+ * for asynchronous cancellation cannot be cancelled in between; leaving
+ * puts all three back as they were (heaptrack's RecursionGuard).  So a
+ * reviewer sees every entry paired, and errno kept, by reading one line. */
+struct guard {
+	int err, cancel;
+};
+static inline struct guard guard_enter(void)
+{
+	struct guard g;
+	g.err = errno;
+	g.cancel = -1;
+	shim_guard++;
+	if (unlikely(glue_async_cancel))
+		g.cancel = glue_cancel_off();
+	return g;
+}
+static inline void guard_leave(struct guard g)
+{
+	shim_guard--;
+	if (unlikely(g.cancel >= 0))
+		glue_cancel_restore(g.cancel);
+	errno = g.err;
+}
 
 /* ---- futexes: one wait and one wake for every module ---- */
 

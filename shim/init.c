@@ -50,6 +50,7 @@ static char report_path[PATH_MAX];  /* (written only when the report goes to a f
 static int report_quiet;           /* PREFAULT_REPORT_QUIET: the CLI collects; stay silent */
 static char policy_text[POL_FILE_MAX + 2];
 static int reported;
+static int may_wait; /* the report may wait for a lock (see shim_report) */
 static struct fdid stderr_id;      /* fd 2 as the process started with it */
 
 /* One line on stderr, only if fd 2 is still the stderr we started with:
@@ -182,7 +183,8 @@ static void start_counting(void)
 static uint64_t compute_budget(void)
 {
 	uint64_t avail, room, b;
-	os_cgroup_init();
+	if (!os_cgroup_init())
+		return BUDGET_UNKNOWN; /* another thread is finding the cgroup */
 	avail = os_mem_available();
 	room = os_cgroup_room();
 	if (room < avail || !avail)
@@ -199,22 +201,29 @@ static void pass(void)
 {
 	pf_off();
 	__atomic_store_n(&shim_state, SHIM_PASS, __ATOMIC_RELEASE);
-	shim_guard--;
 }
 
 void shim_init(void)
 {
 	int expect = 0;
 	const char *pol, *rep, *prog, *prof;
+	struct guard g;
+	/* Too early: a call from a sanitizer's start (its .preinit_array runs
+	 * before libc has set up the environment and the program's name), or
+	 * any other before libc's own start.  The shim starts with a later
+	 * call, or with its constructor; this one passes straight through. */
+	if (!__atomic_load_n(&environ, __ATOMIC_RELAXED) || !program_invocation_name)
+		return;
 	if (!__atomic_compare_exchange_n(&shim_state, &expect, SHIM_INIT, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
-	shim_guard++;
+	g = guard_enter();
 	glue_init(); /* the page size, before anything else: every range is rounded with it */
 	/* A set-user-ID program: act on nothing and write nothing.  (The loader
 	 * already refuses LD_PRELOAD paths with a slash for such programs; this
 	 * covers a shim installed in a system directory.) */
 	if (os_secure()) {
 		pass();
+		guard_leave(g);
 		return;
 	}
 	os_fd_identity(2, &stderr_id);
@@ -225,6 +234,7 @@ void shim_init(void)
 	if (pol && *pol) {
 		if (load_policy(pol) < 0) { /* a bad policy: the program runs exactly as without us */
 			pass();
+			guard_leave(g);
 			return;
 		}
 		have_policy = 1;
@@ -257,7 +267,7 @@ void shim_init(void)
 	stack_setup(have_policy ? &g_pol : NULL);
 	pf_setup(have_policy ? &g_pol : NULL, profiling);
 	__atomic_store_n(&shim_state, SHIM_ON, __ATOMIC_RELEASE);
-	shim_guard--;
+	guard_leave(g);
 }
 
 /* ---- fork ---- */
@@ -267,7 +277,8 @@ void shim_init(void)
  * stats comes after recycle so that its child hook, which zeroes the
  * counts, runs first and recycle's can count what the child inherited. */
 static void (*const atfork_hooks[])(int) = {
-	match_atfork, regions_atfork, worker_atfork, pool_atfork, recycle_atfork, stats_atfork, profile_atfork,
+	pf_atfork, match_atfork, regions_atfork, worker_atfork, pool_atfork, recycle_atfork, stats_atfork, profile_atfork,
+	os_atfork,
 };
 #define NHOOKS (int)(sizeof atfork_hooks / sizeof atfork_hooks[0])
 
@@ -367,7 +378,7 @@ static void report_to_file(void)
 			warn("cannot write the report to ", path, ": ", report_errno_text(errno));
 		return;
 	}
-	if (report_write(fd, json, &pinfo, have_policy ? &g_pol : NULL) != 0)
+	if (report_write(fd, json, &pinfo, have_policy ? &g_pol : NULL, may_wait) != 0)
 		warn("the report is incomplete: ", path, ": ", report_errno_text(errno));
 	sys_close(fd);
 }
@@ -375,7 +386,7 @@ static void report_to_file(void)
 void shim_report(void)
 {
 	struct quiet q;
-	int e = errno;
+	struct guard g;
 	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) != SHIM_ON)
 		return;
 	/* A vfork child shares our memory and must not write our report. */
@@ -385,7 +396,11 @@ void shim_report(void)
 		return;
 	if (!strcmp(report_dest, "none") && !profiling)
 		return;
-	shim_guard++;
+	/* Called with this thread inside the shim: exit or _exit from a signal
+	 * handler that interrupted it.  A lock of ours may be held by the very
+	 * code the handler interrupted, so the report waits for none. */
+	may_wait = shim_guard == 0;
+	g = guard_enter();
 	if (!pinfo.exe[0])
 		read_exe();
 	/* A closed pipe or RLIMIT_FSIZE must not kill the program at exit. */
@@ -397,7 +412,7 @@ void shim_report(void)
 		 * closed it and opened a file in its place would find our report
 		 * in its data.  (prefault run collects the report instead.) */
 		if (os_fd_same(2, &stderr_id))
-			report_write(2, 0, &pinfo, have_policy ? &g_pol : NULL);
+			report_write(2, 0, &pinfo, have_policy ? &g_pol : NULL, may_wait);
 	} else {
 		report_to_file();
 	}
@@ -409,8 +424,7 @@ void shim_report(void)
 		d.major = now.major - pinfo.f0.major;
 		profile_finish(pinfo.program, pinfo.exe, pinfo.ppid, &d);
 	}
-	shim_guard--;
-	errno = e;
+	guard_leave(g);
 }
 
 /* The program is about to install a seccomp filter: from then on any system
@@ -422,27 +436,30 @@ void shim_sandboxed(void)
 	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) != SHIM_ON || sys_getpid() != pinfo.pid)
 		return;
 	shim_report();
-	shim_guard++;
-	glue_quiesce();
-	recycle_flush();
-	pf_off();
-	shim_guard--;
+	{
+		struct guard g = guard_enter();
+		glue_quiesce();
+		recycle_flush();
+		pf_off();
+		guard_leave(g);
+	}
 	__atomic_store_n(&shim_state, SHIM_PASS, __ATOMIC_RELEASE);
 }
 
 __attribute__((constructor)) static void shim_ctor(void)
 {
+	struct guard g;
 	shim_init();
 	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) != SHIM_ON)
 		return;
-	shim_guard++;
+	g = guard_enter();
 	stats_thread_init();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	if (profiling) { /* the main thread's fault event, and the reader */
 		profile_thread_start();
 		profile_tick();
 	}
-	shim_guard--;
+	guard_leave(g);
 	stack_main();
 }
 
@@ -450,10 +467,12 @@ __attribute__((destructor)) static void shim_dtor(void)
 {
 	shim_report();
 	/* Give back what recycling kept (it is nobody's now); only once the
-	 * report, which shows the cache's high-water mark, is out. */
-	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_ON && sys_getpid() == pinfo.pid) {
-		shim_guard++;
+	 * report, which shows the cache's high-water mark, is out.  Not from
+	 * exit() in a signal handler that interrupted the shim: its lock may be
+	 * held below us, and the process unmaps it all anyway. */
+	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_ON && sys_getpid() == pinfo.pid && !shim_guard) {
+		struct guard g = guard_enter();
 		recycle_flush();
-		shim_guard--;
+		guard_leave(g);
 	}
 }

@@ -20,6 +20,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,18 @@ EXPORT int munlockall(void)
 
 /* ---- threads and namespaces ---- */
 
+/* A thread or process could not be made (EAGAIN: RLIMIT_NPROC, a pids
+ * cgroup): the shim's own helper threads count against the same limits,
+ * so they leave (they come back on their next need), and the caller tries
+ * once more.  1 if any left. */
+static int helpers_left(void)
+{
+	int err = errno, n = glue_helpers() ? glue_quiesce() : 0;
+	errno = err;
+	return n > 0;
+}
+
+
 EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	__typeof__(pthread_create) *f = REAL(pthread_create);
@@ -166,14 +179,113 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 	if (unlikely(!f))
 		return EAGAIN;
 	if (shim_on()) {
+		struct guard g = guard_enter();
 		stats_call(E_pthread_create);
-		shim_guard++;
 		wrapped = stack_wrap(&fn, &arg, attr, RET);
-		shim_guard--;
+		guard_leave(g);
 	}
 	r = f(t, attr, fn, arg);
+	if (r == EAGAIN && helpers_left())
+		r = f(t, attr, fn, arg);
 	if (r != 0 && wrapped)
 		stack_unwrap(arg);
+	return r;
+}
+
+/* ---- processes and threads: the shim's helpers must not take the program's room ---- */
+
+EXPORT pid_t fork(void)
+{
+	pid_t (*f)(void) = real_fn(E_fork);
+	pid_t pid;
+	if (!f) {
+		errno = ENOSYS;
+		return -1;
+	}
+	pid = f();
+	if (pid < 0 && errno == EAGAIN && helpers_left())
+		pid = f();
+	return pid;
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+                       char *const argv[], char *const envp[])
+{
+	__typeof__(posix_spawn) *f = REAL(posix_spawn);
+	int r = f ? f(pid, path, fa, attr, argv, envp) : ENOSYS;
+	if (r == EAGAIN && helpers_left())
+		r = f(pid, path, fa, attr, argv, envp);
+	return r;
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	__typeof__(posix_spawnp) *f = REAL(posix_spawnp);
+	int r = f ? f(pid, file, fa, attr, argv, envp) : ENOSYS;
+	if (r == EAGAIN && helpers_left())
+		r = f(pid, file, fa, attr, argv, envp);
+	return r;
+}
+
+/* ---- privileges: locking gives way after a drop too ---- */
+
+/* After a change of uid or capabilities, the policy's mlockall may no
+ * longer be allowed to hold what it locks (RLIMIT_MEMLOCK binds without
+ * CAP_IPC_LOCK): prefault.c looks, and gives way before the program's next
+ * mapping would fail. */
+static int privileges_after(enum entry e, int rc)
+{
+	if (rc == 0 && shim_on()) {
+		int err = errno;
+		stats_call(e);
+		pf_privileges();
+		errno = err;
+	}
+	return rc;
+}
+
+EXPORT int setuid(uid_t u)
+{
+	__typeof__(setuid) *f = REAL(setuid);
+	return privileges_after(E_setuid, f ? f(u) : (int)sys_call(SYS_setuid, (long)u, 0, 0, 0, 0, 0));
+}
+
+EXPORT int seteuid(uid_t u)
+{
+	__typeof__(seteuid) *f = REAL(seteuid);
+	return privileges_after(E_seteuid, f ? f(u) : (int)sys_call(SYS_setresuid, -1, (long)u, -1, 0, 0, 0));
+}
+
+EXPORT int setreuid(uid_t r, uid_t e)
+{
+	__typeof__(setreuid) *f = REAL(setreuid);
+	return privileges_after(E_setreuid, f ? f(r, e) : (int)sys_call(SYS_setreuid, (long)r, (long)e, 0, 0, 0, 0));
+}
+
+EXPORT int setresuid(uid_t r, uid_t e, uid_t s)
+{
+	__typeof__(setresuid) *f = REAL(setresuid);
+	return privileges_after(E_setresuid,
+	                        f ? f(r, e, s) : (int)sys_call(SYS_setresuid, (long)r, (long)e, (long)s, 0, 0, 0));
+}
+
+int capset(void *hdr, const void *data); /* (not in every libc's headers) */
+EXPORT int capset(void *hdr, const void *data)
+{
+	int (*f)(void *, const void *) = real_fn(E_capset);
+	return privileges_after(E_capset, f ? f(hdr, data) : (int)sys_call(SYS_capset, (long)hdr, (long)data, 0, 0, 0, 0));
+}
+
+/* A thread that asks for asynchronous cancellation can be cancelled at any
+ * instruction: the shim then keeps cancellation off while it runs on that
+ * thread (guard_enter), so that no lock of ours is left held. */
+EXPORT int pthread_setcanceltype(int type, int *old)
+{
+	__typeof__(pthread_setcanceltype) *f = REAL(pthread_setcanceltype);
+	int r = f ? f(type, old) : ENOSYS;
+	if (r == 0)
+		glue_async_cancel = type == PTHREAD_CANCEL_ASYNCHRONOUS;
 	return r;
 }
 
@@ -288,8 +400,7 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 	va_end(ap);
 	if (unlikely(request == UFFDIO_REGISTER) && arg && shim_on()) {
 		const struct uffdio_register *r = arg;
-		stats_call(E_ioctl);
-		pf_claim((void *)(uintptr_t)r->range.start, (size_t)r->range.len, CLAIM_KEEP_OUT);
+		pf_uffd((void *)(uintptr_t)r->range.start, (size_t)r->range.len, (r->mode & UFFDIO_REGISTER_MODE_MISSING) != 0);
 	}
 	return f ? f(fd, request, arg) : (int)sys_call(SYS_ioctl, (long)fd, (long)request, (long)arg, 0, 0, 0);
 }
@@ -405,7 +516,6 @@ ALIAS(prlimit64);
 ALIAS(ioctl);
 ALIAS(shmat);
 ALIAS(mincore);
-ALIAS(msync);
 ALIAS(mseal);
 
 /* 1 with *r set if n is such a call (the shim is on, this thread outside it). */
@@ -432,8 +542,17 @@ static int memory_call(long n, const long *a, const void *ret, long *r)
 	case SYS_ioctl: *r = a_ioctl((int)a[0], (unsigned long)a[1], (void *)a[2]); break;
 	case SYS_shmat: *r = (long)a_shmat((int)a[0], (const void *)a[1], (int)a[2]); break;
 	case SYS_mincore: *r = a_mincore((void *)a[0], (size_t)a[1], (unsigned char *)a[2]); break;
-	case SYS_msync: *r = a_msync((void *)a[0], (size_t)a[1], (int)a[2]); break;
 	case SYS_mseal: *r = a_mseal((void *)a[0], (size_t)a[1], (unsigned long)a[2]); break;
+	/* (raw, as the program asked: a raw setuid changes this thread alone,
+	 * glibc's all of them; msync through glibc would be a cancellation
+	 * point) */
+	case SYS_setuid: case SYS_setreuid: case SYS_setresuid: case SYS_capset:
+		*r = privileges_after(E_syscall, (int)glue_syscall6(n, a));
+		break;
+	case SYS_msync:
+		pf_claim((void *)a[0], (size_t)a[1], CLAIM_PROBE);
+		*r = glue_syscall6(n, a);
+		break;
 	default: return 0;
 	}
 	return 1;
@@ -464,26 +583,22 @@ EARLY EXPORT long syscall(long number, ...)
  * start-up is done): the slow path. */
 static void __attribute__((noinline)) block(enum entry e, void *p, size_t size, const void *ret)
 {
-	int err;
+	struct guard g;
 	if (!p || !shim_on())
 		return;
-	err = errno;
-	shim_guard++;
+	g = guard_enter();
 	pf_block(e, p, size, ret);
-	shim_guard--;
-	errno = err;
+	guard_leave(g);
 }
 
 static void __attribute__((noinline)) before_free(void *p)
 {
-	int err;
+	struct guard g;
 	if (!p || !shim_on())
 		return;
-	err = errno;
-	shim_guard++;
+	g = guard_enter();
 	pf_free(p);
-	shim_guard--;
-	errno = err;
+	guard_leave(g);
 }
 
 static inline size_t block_min(void) { return __atomic_load_n(&pf_block_min, __ATOMIC_RELAXED); }
@@ -498,11 +613,21 @@ static inline int in_blocks(const void *p)
  * takes no lock. */
 static inline int free_looks(const void *p) { return boot_owns(p) || in_blocks(p); }
 
+/* A large allocation failed: what the shim holds (kept regions, its
+ * locks, the policy's mlockall) may be why.  1 if the caller should try
+ * once more (errno is ENOMEM, as the allocator left it). */
+static int __attribute__((noinline)) alloc_again(void)
+{
+	return shim_on() && pf_give_way();
+}
+
 /* The floor: a size below pf_block_min is a compare and a tail call, the
  * same few instructions as a bare forwarding wrapper. */
 static void *__attribute__((noinline)) malloc_slow(size_t size, const void *ret)
 {
 	void *p = NEXT(malloc)(size);
+	if (unlikely(!p) && alloc_again())
+		p = NEXT(malloc)(size);
 	block(E_malloc, p, size, ret);
 	return p;
 }
@@ -517,6 +642,8 @@ EXPORT void *malloc(size_t size)
 static void *__attribute__((noinline)) calloc_slow(size_t n, size_t size, size_t total, const void *ret)
 {
 	void *p = NEXT(calloc)(n, size);
+	if (unlikely(!p) && alloc_again())
+		p = NEXT(calloc)(n, size);
 	block(E_calloc, p, total, ret);
 	return p;
 }

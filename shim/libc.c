@@ -21,6 +21,16 @@ const char *const entry_names[E_COUNT] = { PF_ENTRIES(PF_NAME) };
 
 size_t page_size;
 TLS int shim_guard;
+TLS int glue_async_cancel;
+
+int glue_cancel_off(void)
+{
+	int old = PTHREAD_CANCEL_ENABLE;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+void glue_cancel_restore(int old) { pthread_setcancelstate(old, NULL); }
 
 void glue_init(void)
 {
@@ -461,6 +471,10 @@ void glue_atfork_child(void)
 	int i;
 	/* The child is a process of its own: its ledger starts empty. */
 	memset(glue_sc, 0, sizeof glue_sc);
+	/* A thread of the parent that was resolving the next definitions is
+	 * gone: the next call here resolves them again. */
+	if (resolve_state == 1)
+		resolve_state = 0;
 	helpers = 0;
 	leaving = 0;
 	for (i = 0; i < STARTS; i++)

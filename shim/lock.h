@@ -28,5 +28,22 @@ static inline void spin_lock(spin_t *l)
 }
 
 static inline void spin_unlock(spin_t *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
+
+/* For the report at exit, which may run in a signal handler that
+ * interrupted the lock's holder on this very thread: take the lock if it
+ * is free now, or (may_wait) within a bounded number of tries; 1 if taken.
+ * A caller that did not get it reads without it: a figure a little off is
+ * better than a process that never exits. */
+static inline int spin_lock_bounded(spin_t *l, int may_wait)
+{
+	unsigned n;
+	for (n = 0; n < (may_wait ? 100000u : 1u); n++) {
+		if (!__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE))
+			return 1;
+		if (n > 64)
+			sys_sched_yield();
+	}
+	return 0;
+}
 static inline void spin_init(spin_t *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELAXED); }
 #endif

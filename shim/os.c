@@ -1,6 +1,7 @@
 /* os.c: see os.h.  Every system call goes through glue.h's raw, counted
  * calls: none is a cancellation point, and each is in the cost ledger. */
 #include "os.h"
+#include "fork.h"
 #include "glue.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -205,7 +206,7 @@ uint64_t os_mem_available(void)
  * question may come from a thread with a 16 KiB stack. */
 #define CG_LEVELS 8
 static char cg_limit[CG_LEVELS][300], cg_usage[CG_LEVELS][300];
-static int cg_levels, cg_once;
+static int cg_levels, cg_state; /* 0: not looked for, 1: being found, 2: found */
 static char cg_text[64 * 1024], cg_mnt[256], cg_rel[1024];
 
 /* The mount point of the memory controller: cgroup2, or cgroup v1 with the
@@ -242,12 +243,34 @@ static int cg_mount(int v2, char *out, size_t cap)
 	return -1;
 }
 
-void os_cgroup_init(void)
+static void cgroup_find(void);
+
+int os_cgroup_init(void)
+{
+	int expect = 0;
+	if (__atomic_load_n(&cg_state, __ATOMIC_ACQUIRE) == 2)
+		return 1;
+	if (!__atomic_compare_exchange_n(&cg_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	cgroup_find();
+	__atomic_store_n(&cg_state, 2, __ATOMIC_RELEASE);
+	return 1;
+}
+
+void os_atfork(int who)
+{
+	if (who != FORK_CHILD)
+		return;
+	if (cg_state == 1)
+		cg_state = 0;
+	if (thp_state == 1)
+		thp_state = 0;
+}
+
+static void cgroup_find(void)
 {
 	char *line, *save = NULL;
 	int v2 = 0, found = 0;
-	if (__atomic_exchange_n(&cg_once, 1, __ATOMIC_ACQ_REL))
-		return;
 	cg_levels = 0;
 	if (os_read_file("/proc/self/cgroup", cg_text, sizeof cg_text) < 0)
 		return;

@@ -47,8 +47,13 @@ long os_read_file(const char *path, char *buf, size_t cap);
 /* MemAvailable in bytes, 0 if unknown. */
 uint64_t os_mem_available(void);
 /* Find the memory cgroup's files (v2 memory.max, or v1 limit_in_bytes) for
- * this cgroup and its ancestors; once (later calls do nothing). */
-void os_cgroup_init(void);
+ * this cgroup and its ancestors; once (later calls do nothing).  Returns 1
+ * when they are known, 0 while another thread is still finding them (it
+ * never waits for it: see budget_limit). */
+int os_cgroup_init(void);
+/* fork: the child resets what a thread of the parent was in the middle of
+ * finding out (the cgroup's files, the huge page sizes). */
+void os_atfork(int who);
 /* The least room (limit minus usage) over those levels, UINT64_MAX if
  * none is limited. */
 uint64_t os_cgroup_room(void);

@@ -1,6 +1,7 @@
 /* prefault.c: see prefault.h. */
 #include "prefault.h"
 #include "defs.h"
+#include "fork.h"
 #include "lock.h"
 #include "match.h"
 #include "os.h"
@@ -29,6 +30,8 @@ static int profile_on;
 static int locked_all;        /* the policy's mlockall is in force */
 static int program_locks_all; /* the program called mlockall itself */
 static int recyclers;         /* the policy has a recycle rule */
+
+static int mlockall_give_way(void);
 
 static const char fallback_msg[] =
 	"prefault: this kernel lacks MADV_POPULATE_WRITE (Linux 5.14+); populating by touching pages instead\n";
@@ -386,6 +389,8 @@ static void step_track(struct act *x, const void *key)
 	}
 	if (x->resident)
 		st_add(&x->rs->prefaulted_bytes, x->len);
+	if (x->resident || x->queued || (x->pl->recycled_resident != (size_t)-1 && x->pl->recycled_resident))
+		x->rflags |= RF_MADE;
 	if (!x->charge && !(x->rflags & RF_RECYCLE))
 		return;
 	reg.start = (uintptr_t)x->start;
@@ -468,6 +473,31 @@ static void unmapped(void *addr, size_t len)
 
 /* ---- the mmap family ---- */
 
+/* A call of the program's failed for want of memory (ENOMEM, EAGAIN): what
+ * the shim holds may be why.  Kept regions count against RLIMIT_AS and
+ * overcommit, the shim's locks and its mlockall against RLIMIT_MEMLOCK:
+ * give them back, as if they never were.  1 if anything was given back
+ * (then the caller tries once more). */
+int pf_give_way(void)
+{
+	struct guard g;
+	int gave = 0;
+	if (!recycle_any() && !regions_any_locked() && !__atomic_load_n(&locked_all, __ATOMIC_RELAXED))
+		return 0;
+	g = guard_enter();
+	if (recycle_any()) {
+		recycle_flush();
+		gave = 1;
+	}
+	if (regions_unlock(0, 0)) {
+		stats_note(N_LOCK_YIELDED);
+		gave = 1;
+	}
+	gave |= mlockall_give_way();
+	guard_leave(g);
+	return gave;
+}
+
 /* The real mmap, placed on a 2 MiB boundary when the plan says so, and
  * tried again once after an ENOMEM with the kept regions given back (they
  * count against RLIMIT_AS and overcommit). */
@@ -492,19 +522,8 @@ static void *map_real(enum entry e, struct plan *pl, void *addr, size_t len, int
 		} /* no room for the slack: a plain mapping */
 	}
 	p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
-	if (p == MAP_FAILED && (errno == ENOMEM || errno == EAGAIN) && (recycle_any() || regions_any_locked())) {
-		/* Kept regions count against RLIMIT_AS and overcommit, the shim's
-		 * locks against RLIMIT_MEMLOCK (MAP_LOCKED, mlockall future): give
-		 * them back, as if they never were, and try once more. */
-		int err = errno;
-		shim_guard++;
-		recycle_flush();
-		if (regions_unlock(0, 0))
-			stats_note(N_LOCK_YIELDED);
-		shim_guard--;
-		errno = err;
+	if (p == MAP_FAILED && (errno == ENOMEM || errno == EAGAIN) && pf_give_way())
 		p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
-	}
 	return p;
 }
 
@@ -512,20 +531,21 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 {
 	struct request rq;
 	struct plan pl;
-	int rule = -1, err;
+	struct guard g;
+	int rule = -1, lazy;
 	void *p = MAP_FAILED;
-	stats_call(e);
 	if (len == 0 || len > SIZE_MAX - 2 * HPAGE_SIZE) { /* the kernel refuses it: nothing to plan */
 		__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
 		return f ? f(addr, len, prot, flags, fd, off) : sys_mmap(addr, len, prot, flags, fd, off);
 	}
+	g = guard_enter();
+	stats_call(e);
 	rq.call = CALL_MMAP;
 	rq.len = len;
 	rq.off = off;
 	rq.hint = addr;
 	rq.ret = ret;
 	match_classify_mmap(&rq, prot, flags, fd);
-	shim_guard++;
 	if (len >= match_min_size[0])
 		rule = match_request(&rq);
 	plan(&rq, rule, &pl);
@@ -541,11 +561,19 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 			pl.recycled_resident = res;
 		}
 	}
-	shim_guard--;
+	/* Under the policy's mlockall future the kernel would populate (and
+	 * lock) a reservation whole at once: an 8 GiB sparse table would take
+	 * 8 GiB.  Around this one call, future mappings are locked as they are
+	 * touched instead (the program's own mlockall is left as it is). */
+	lazy = p == MAP_FAILED && (flags & MAP_NORESERVE) && (locked_all & MCL_FUTURE) && !program_locks_all;
+	if (lazy)
+		sys_n(SC_mlockall, MCL_FUTURE | MCL_ONFAULT, 0, 0, 0, 0, 0);
+	guard_leave(g);
 	if (p == MAP_FAILED)
 		p = map_real(e, &pl, addr, len, prot, flags, fd, off);
-	err = errno;
-	shim_guard++;
+	g = guard_enter(); /* (keeps the real call's errno) */
+	if (lazy)
+		sys_n(SC_mlockall, MCL_FUTURE, 0, 0, 0, 0, 0);
 	if (p == MAP_FAILED) {
 		st_add(&g_stats.failed[e], 1);
 		budget_release(pl.charge);
@@ -559,8 +587,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		if (unlikely(profile_on))
 			profile_map((uintptr_t)p, PAGE_UP(len), CALL_MMAP, ret, rq.mk, rq.pk);
 	}
-	shim_guard--;
-	errno = err;
+	guard_leave(g);
 	return p;
 }
 
@@ -568,14 +595,15 @@ int pf_munmap(void *addr, size_t len)
 {
 	int (*f)(void *, size_t) = REAL(munmap);
 	struct region r;
+	struct guard g;
 	int kept = 0;
 	if (!len || ((uintptr_t)addr & (page_size - 1)) || len > SIZE_MAX - page_size)
 		return f ? f(addr, len) : sys_munmap(addr, len); /* the kernel says EINVAL */
-	stats_call(E_munmap);
 	len = PAGE_UP(len);
 	/* Forget before unmapping: once the range is free, another thread's mmap
 	 * may get it, and its tracking must not be the one we drop. */
-	shim_guard++;
+	g = guard_enter();
+	stats_call(E_munmap);
 	if (unlikely(profile_on))
 		profile_unmap((uintptr_t)addr, len);
 	/* A tracked region is the program's, and no kept region lies in it:
@@ -589,7 +617,7 @@ int pf_munmap(void *addr, size_t len)
 		recycle_release_range((uintptr_t)addr, len); /* kept regions inside: the kernel would unmap them */
 		unmapped(addr, len);
 	}
-	shim_guard--;
+	guard_leave(g);
 	if (kept)
 		return 0; /* kept for recycling: to the program, it is gone */
 	return f ? f(addr, len) : sys_munmap(addr, len);
@@ -599,12 +627,12 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 {
 	void *(*f)(void *, size_t, size_t, int, ...) = REAL(mremap);
 	void *r;
+	struct guard g = guard_enter();
 	stats_call(E_mremap);
-	shim_guard++;
 	if (unlikely(profile_on))
 		profile_unmap((uintptr_t)old, PAGE_UP(oldlen));
 	if (oldlen > SIZE_MAX - HPAGE_SIZE || newlen > SIZE_MAX - HPAGE_SIZE) { /* the kernel refuses it */
-		shim_guard--;
+		guard_leave(g);
 		return f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	}
 	/* A kept region there is not the program's: the kernel must answer as
@@ -620,14 +648,12 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 		unmapped(new_addr, PAGE_UP(newlen));
 		recycle_release_range((uintptr_t)new_addr, PAGE_UP(newlen));
 	}
-	shim_guard--;
+	guard_leave(g);
 	r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	if (unlikely(profile_on) && r != MAP_FAILED) {
-		int err = errno;
-		shim_guard++;
+		g = guard_enter();
 		profile_map((uintptr_t)r, PAGE_UP(newlen), CALL_MMAP, ret, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
-		shim_guard--;
-		errno = err;
+		guard_leave(g);
 	}
 	return r;
 }
@@ -635,30 +661,32 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 void pf_claim(void *addr, size_t len, int how)
 {
 	uintptr_t s = PAGE_DOWN((uintptr_t)addr);
+	struct guard g;
 	if (!len || len > SIZE_MAX - HPAGE_SIZE)
 		return;
 	len = PAGE_UP(len + ((uintptr_t)addr - s));
-	shim_guard++;
+	g = guard_enter();
 	recycle_release_range(s, len);
 	if (how == CLAIM_REPLACE)
 		unmapped((void *)s, len);
 	else if (how == CLAIM_KEEP_OUT) /* registered with userfaultfd, or sealed: never kept for reuse */
 		regions_clear_flag(s, len, RF_RECYCLE);
-	shim_guard--;
+	guard_leave(g);
 }
 
 void pf_reprotect(void *addr, size_t len)
 {
+	struct guard g;
 	if (len > SIZE_MAX - HPAGE_SIZE)
 		return;
-	shim_guard++;
+	g = guard_enter();
 	/* Populating for write would fail on read-only pages and mean nothing
 	 * on PROT_NONE: whatever is queued there is dropped.  A region whose
 	 * protection changed is no longer one we could hand out as fresh. */
 	recycle_release_range((uintptr_t)addr, PAGE_UP(len));
 	worker_cancel((uintptr_t)addr, PAGE_UP(len));
 	regions_clear_flag((uintptr_t)addr, PAGE_UP(len), RF_RECYCLE);
-	shim_guard--;
+	guard_leave(g);
 }
 
 /* ---- locking: the program's own calls, and what the shim locked ---- */
@@ -733,8 +761,59 @@ static void for_not_program(uintptr_t s, uintptr_t e, int (*fn)(const void *, si
 	spin_unlock(&plock);
 }
 
+/* Locked again, but nothing faulted in: pages are locked as the program
+ * touches them (what was dropped stays dropped, as without us).  The range
+ * then differs from its neighbours (VM_LOCKONFAULT) and is a mapping of its
+ * own, which mremap of the whole would refuse: so only for a range
+ * registered with userfaultfd (pf_uffd), where a page made resident again
+ * would hide the program's missing fault.  Elsewhere the shim locks again
+ * as it locked first (lock_ours: the pages come back, zero). */
+static int relock_lazy(const void *p, size_t len)
+{
+	return (int)sys_n(SC_mlock2, (long)p, (long)len, MLOCK_ONFAULT, 0, 0, 0);
+}
+
 static void unlock_not_program(uintptr_t s, uintptr_t e) { for_not_program(s, e, unlock_ours); }
 static void relock_not_program(uintptr_t s, uintptr_t e) { for_not_program(s, e, lock_ours); }
+
+/* The policy's mlockall gives way: the process may no longer lock without
+ * limit (it dropped CAP_IPC_LOCK or its uid, or lowered RLIMIT_MEMLOCK), or
+ * a call of the program's failed for want of locked memory.  munlockall is
+ * the only way to stop locking future mappings; what the program locked
+ * itself is locked again (as far as it still may).  Returns 1 if it did. */
+static int mlockall_give_way(void)
+{
+	int i;
+	if (!__atomic_load_n(&locked_all, __ATOMIC_RELAXED) || program_locks_all)
+		return 0;
+	sys_n(SC_munlockall, 0, 0, 0, 0, 0, 0);
+	__atomic_store_n(&locked_all, 0, __ATOMIC_RELAXED);
+	regions_disown_locks(); /* (munlockall undid the shim's lock rules too) */
+	spin_lock(&plock);
+	for (i = 0; i < nplocks; i++) {
+		uintptr_t s = plocks[i][0], e = plocks[i][1];
+		spin_unlock(&plock);
+		sys_mlock((void *)s, e - s);
+		spin_lock(&plock);
+	}
+	spin_unlock(&plock);
+	stats_note(N_MLOCKALL_YIELDED);
+	return 1;
+}
+
+/* After the program changed its privileges or its RLIMIT_MEMLOCK: may it
+ * still lock without limit?  If not, the policy's mlockall gives way now,
+ * before the program's next mapping fails. */
+void pf_privileges(void)
+{
+	struct guard g;
+	if (!__atomic_load_n(&locked_all, __ATOMIC_RELAXED))
+		return;
+	g = guard_enter();
+	if (!lock_unlimited())
+		mlockall_give_way();
+	guard_leave(g);
+}
 
 /* The kernel refuses to drop locked pages (MADV_DONTNEED, MADV_FREE,
  * MADV_REMOVE: EINVAL).  Where the shim locked them and the program did
@@ -747,12 +826,13 @@ int pf_madvise(void *addr, size_t len, int advice)
 {
 	int (*f)(void *, size_t, int) = REAL(madvise);
 	uintptr_t ours[PIECES][2], s = PAGE_DOWN((uintptr_t)addr), e;
-	int n = 0, i, rc, err, drop = advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE;
-	stats_call(E_madvise);
+	int n = 0, i, rc, drop = advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE;
+	struct guard g;
 	if (len > SIZE_MAX - HPAGE_SIZE) /* the kernel refuses it */
 		return f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
 	e = PAGE_UP((uintptr_t)addr + len);
-	shim_guard++;
+	g = guard_enter();
+	stats_call(E_madvise);
 	recycle_release_range(s, e - s); /* not the program's: let it see ENOMEM */
 	if (drop) {
 		/* The pages go: nothing queued there, and no charge for them.  The
@@ -775,20 +855,18 @@ int pf_madvise(void *addr, size_t len, int advice)
 		 * changes the mapping in a way a fresh one would not have. */
 		regions_clear_flag(s, e - s, RF_RECYCLE);
 	}
-	shim_guard--;
+	guard_leave(g);
 	rc = f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
-	err = errno;
 	if (drop && (n || locked_all) && !program_locks_all) {
-		shim_guard++;
+		g = guard_enter();
 		for (i = 0; i < n; i++)
 			if (lock_ours((void *)ours[i][0], ours[i][1] - ours[i][0]) != 0)
 				regions_clear_flag(ours[i][0], ours[i][1] - ours[i][0], RF_LOCKED);
 		if (locked_all)
 			relock_not_program(s, e);
-		shim_guard--;
 		stats_note(N_LOCK_YIELDED);
+		guard_leave(g);
 	}
-	errno = err;
 	return rc;
 }
 
@@ -807,11 +885,11 @@ static int yield_locks(int rc, int err)
 
 int pf_mlock(enum entry e, const void *addr, size_t len, unsigned flags)
 {
-	int rc, err;
+	struct guard g = guard_enter();
+	int rc;
 	stats_call(e);
-	shim_guard++;
 	recycle_release_range((uintptr_t)addr & ~(page_size - 1), PAGE_UP(len + ((uintptr_t)addr & (page_size - 1))));
-	shim_guard--;
+	guard_leave(g);
 	for (;;) {
 		if (e == E_mlock2) {
 			__typeof__(mlock2) *f = REAL(mlock2);
@@ -820,11 +898,10 @@ int pf_mlock(enum entry e, const void *addr, size_t len, unsigned flags)
 			__typeof__(mlock) *f = REAL(mlock);
 			rc = f ? f(addr, len) : sys_mlock(addr, len);
 		}
-		err = errno;
-		shim_guard++;
-		if (!yield_locks(rc, err))
+		g = guard_enter(); /* (keeps the real call's errno) */
+		if (!yield_locks(rc, g.err))
 			break;
-		shim_guard--;
+		guard_leave(g);
 	}
 	if (rc == 0) {
 		uintptr_t s = PAGE_DOWN((uintptr_t)addr), end = PAGE_UP((uintptr_t)addr + len);
@@ -834,69 +911,64 @@ int pf_mlock(enum entry e, const void *addr, size_t len, unsigned flags)
 		regions_clear_flag(s, end - s, RF_LOCKED | RF_RECYCLE);
 		program_locked(s, end);
 	}
-	shim_guard--;
-	errno = err;
+	guard_leave(g);
 	return rc;
 }
 
 int pf_munlock(const void *addr, size_t len)
 {
-	int rc, err;
+	struct guard g = guard_enter();
+	int rc;
 	stats_call(E_munlock);
-	shim_guard++;
 	recycle_release_range(PAGE_DOWN((uintptr_t)addr), PAGE_UP((uintptr_t)addr + len) - PAGE_DOWN((uintptr_t)addr));
-	shim_guard--;
+	guard_leave(g);
 	{
 		__typeof__(munlock) *f = REAL(munlock);
 		rc = f ? f(addr, len) : sys_munlock(addr, len);
 	}
-	err = errno;
 	if (rc == 0) {
-		shim_guard++;
+		g = guard_enter();
 		regions_clear_flag(PAGE_DOWN((uintptr_t)addr), PAGE_UP((uintptr_t)addr + len) - PAGE_DOWN((uintptr_t)addr),
 		                   RF_LOCKED);
 		program_unlocked(PAGE_DOWN((uintptr_t)addr), PAGE_UP((uintptr_t)addr + len));
-		shim_guard--;
+		guard_leave(g);
 	}
-	errno = err;
 	return rc;
 }
 
 int pf_mlockall(int flags)
 {
-	int rc, err;
+	struct guard g = guard_enter();
+	int rc;
 	stats_call(E_mlockall);
 	/* Kept regions are not the program's: they must not be locked (and
 	 * count against its limit) with the rest. */
-	shim_guard++;
 	recycle_flush();
-	shim_guard--;
+	guard_leave(g);
 	for (;;) {
 		__typeof__(mlockall) *f = REAL(mlockall);
 		rc = f ? f(flags) : (int)sys_call(SYS_mlockall, flags, 0, 0, 0, 0, 0);
-		err = errno;
-		shim_guard++;
-		if (!yield_locks(rc, err))
+		g = guard_enter(); /* (keeps the real call's errno) */
+		if (!yield_locks(rc, g.err))
 			break;
-		shim_guard--;
+		guard_leave(g);
 	}
 	if (rc == 0) {
 		/* Every lock is the program's now: none is the shim's to undo. */
 		program_locks_all = 1;
 		regions_disown_locks();
 	}
-	shim_guard--;
-	errno = err;
+	guard_leave(g);
 	return rc;
 }
 
 int pf_munlockall(void)
 {
 	__typeof__(munlockall) *f = REAL(munlockall);
-	int rc = f ? f() : (int)sys_call(SYS_munlockall, 0, 0, 0, 0, 0, 0), err = errno;
+	int rc = f ? f() : (int)sys_call(SYS_munlockall, 0, 0, 0, 0, 0, 0);
+	struct guard g = guard_enter();
 	stats_call(E_munlockall);
 	if (rc == 0) {
-		shim_guard++;
 		regions_unlock(0, 0); /* nothing is locked now: forget that we had */
 		locked_all = 0;
 		program_locks_all = 0;
@@ -904,9 +976,8 @@ int pf_munlockall(void)
 		nplocks = 0;
 		plocks_overflow = 0;
 		spin_unlock(&plock);
-		shim_guard--;
 	}
-	errno = err;
+	guard_leave(g);
 	return rc;
 }
 
@@ -914,9 +985,12 @@ int pf_munlockall(void)
 
 void pf_limit(int resource, int done)
 {
+	struct guard g;
+	if (resource == RLIMIT_MEMLOCK && done)
+		pf_privileges();
 	if (resource != RLIMIT_AS && resource != RLIMIT_DATA)
 		return;
-	shim_guard++;
+	g = guard_enter();
 	/* Kept regions would count against a limit on the program's address
 	 * space or data: give them back before it takes effect (and keep none
 	 * while it is set: recycle.c). */
@@ -924,7 +998,98 @@ void pf_limit(int resource, int done)
 		recycle_flush();
 	else if (recyclers)
 		read_limits();
-	shim_guard--;
+	guard_leave(g);
+}
+
+/* ---- userfaultfd ---- */
+
+/* Drop the pages of [s, e) that are resident and read zero, unlocking them
+ * for it (and locking them again as they are touched) where the shim locked
+ * them (drop_locked: set by the caller, for for_not_program's sake). */
+static TLS int drop_locked;
+
+static int drop_zero_pages(const void *start, size_t len)
+{
+	unsigned char vec[256];
+	uintptr_t s = (uintptr_t)start, e = s + len, base;
+	for (base = s; base < e;) {
+		size_t pages = (e - base) / page_size, i, run = 0;
+		if (pages > sizeof vec)
+			pages = sizeof vec;
+		if (sys_mincore((void *)base, pages * page_size, vec) != 0)
+			return -1;
+		for (i = 0; i <= pages; i++) {
+			int zero = 0;
+			if (i < pages && (vec[i] & 1)) {
+				const uint64_t *w = (const uint64_t *)(base + i * page_size);
+				size_t k;
+				for (k = 0; k < page_size / sizeof *w && !w[k]; k++)
+					;
+				zero = k == page_size / sizeof *w;
+			}
+			if (zero) {
+				run++;
+				continue;
+			}
+			if (run) {
+				void *p = (void *)(base + (i - run) * page_size);
+				if (drop_locked)
+					unlock_ours(p, run * page_size);
+				sys_madvise(p, run * page_size, MADV_DONTNEED);
+				if (drop_locked)
+					relock_lazy(p, run * page_size);
+				run = 0;
+			}
+		}
+		base += pages * page_size;
+	}
+	return 0;
+}
+
+void pf_uffd(void *addr, size_t len, int missing)
+{
+	uintptr_t s = PAGE_DOWN((uintptr_t)addr), e, got[PIECES][3];
+	struct guard g;
+	int n, i;
+	if (!len || len > SIZE_MAX - HPAGE_SIZE)
+		return;
+	e = PAGE_UP((uintptr_t)addr + len);
+	g = guard_enter();
+	stats_call(E_ioctl);
+	recycle_release_range(s, e - s);
+	worker_cancel(s, e - s); /* (a chunk in flight finishes first: it is not registered yet) */
+	regions_clear_flag(s, e - s, RF_RECYCLE);
+	if (missing) {
+		n = regions_with(s, e - s, RF_MADE, got, PIECES);
+		for (i = 0; i < n; i++) {
+			uintptr_t lo = got[i][0] > s ? got[i][0] : s, hi = got[i][1] < e ? got[i][1] : e;
+			drop_locked = (got[i][2] & RF_LOCKED) || (locked_all && !program_locks_all);
+			for_not_program(lo, hi, drop_zero_pages);
+		}
+		regions_clear_flag(s, e - s, RF_MADE | RF_FULL);
+	}
+	guard_leave(g);
+}
+
+/* ---- fork ---- */
+
+void pf_atfork(int who)
+{
+	if (who == FORK_PREPARE) {
+		spin_lock(&plock);
+		return;
+	}
+	if (who == FORK_PARENT) {
+		spin_unlock(&plock);
+		return;
+	}
+	/* Neither mlockall nor mlock is inherited: in the child nothing is
+	 * locked, by the program or by us (regions.c clears RF_LOCKED). */
+	spin_init(&plock);
+	locked_all = 0;
+	program_locks_all = 0;
+	nplocks = 0;
+	plocks_overflow = 0;
 }
 
 /* ---- the malloc family ---- */

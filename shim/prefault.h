@@ -42,6 +42,15 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
  * sealed with mseal: its munmap must fail with EPERM). */
 enum { CLAIM_PROBE, CLAIM_REPLACE, CLAIM_KEEP_OUT };
 void pf_claim(void *addr, size_t len, int how);
+/* The program registers [addr, addr+len) with userfaultfd (missing mode
+ * or not): before the real call.  See prefault.c. */
+void pf_uffd(void *addr, size_t len, int missing);
+/* The program changed its privileges (setuid, capset, ...): after the call. */
+void pf_privileges(void);
+/* A call of the program's failed with ENOMEM or EAGAIN: give back what the
+ * shim holds that may be why; 1 if anything was (then try once more). */
+int pf_give_way(void);
+void pf_atfork(int who);
 /* mprotect and pkey_mprotect: before the real call. */
 void pf_reprotect(void *addr, size_t len);
 int pf_madvise(void *addr, size_t len, int advice);

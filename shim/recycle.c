@@ -226,7 +226,10 @@ static int memory_short(void)
 		return __atomic_load_n(&was_short, __ATOMIC_RELAXED);
 	if (!__atomic_compare_exchange_n(&last_check, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return __atomic_load_n(&was_short, __ATOMIC_RELAXED);
-	os_cgroup_init();
+	if (!os_cgroup_init()) { /* (another thread is finding the cgroup: look again next time) */
+		__atomic_store_n(&last_check, 0, __ATOMIC_RELAXED);
+		return 1;
+	}
 	avail = os_mem_available();
 	room = os_cgroup_room();
 	kb = __atomic_load_n(&kept_total, __ATOMIC_RELAXED);

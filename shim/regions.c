@@ -11,7 +11,7 @@
 
 static uint64_t b_limit = UINT64_MAX, b_used, b_peak;
 static uint64_t (*b_compute)(void);
-static int b_state; /* 0: not yet computed, 1: computing, 2: known */
+static int b_state; /* 0: not yet known, 1: being published, 2: known */
 
 /* The limit is worked out on first use: most processes of a tree never
  * prefault anything, and reading /proc and the cgroup files costs each of
@@ -22,20 +22,26 @@ void budget_set_lazy(uint64_t (*compute)(void))
 	__atomic_store_n(&b_state, 0, __ATOMIC_RELEASE);
 }
 
+/* Never waits for another thread: it may be stopped, be the code a signal
+ * handler interrupted, have been cancelled, or not exist (a fork child).
+ * Each thread that finds the limit unknown works it out itself (a dozen
+ * small reads, once or twice per process), and the first publishes it.
+ * While the memory cgroup's files are still being found by another thread
+ * the answer is 0 for now: nothing is prefaulted on a guess. */
 uint64_t budget_limit(void)
 {
-	int st = __atomic_load_n(&b_state, __ATOMIC_ACQUIRE);
-	if (st != 2 && b_compute) {
-		int expect = 0;
-		if (__atomic_compare_exchange_n(&b_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&b_limit, b_compute(), __ATOMIC_RELAXED);
-			__atomic_store_n(&b_state, 2, __ATOMIC_RELEASE);
-		} else {
-			while (__atomic_load_n(&b_state, __ATOMIC_ACQUIRE) != 2)
-				sys_sched_yield(); /* another thread is reading a few small files */
-		}
+	uint64_t l;
+	int expect = 0;
+	if (__atomic_load_n(&b_state, __ATOMIC_ACQUIRE) == 2 || !b_compute)
+		return __atomic_load_n(&b_limit, __ATOMIC_RELAXED);
+	l = b_compute();
+	if (l == BUDGET_UNKNOWN)
+		return 0;
+	if (__atomic_compare_exchange_n(&b_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&b_limit, l, __ATOMIC_RELAXED);
+		__atomic_store_n(&b_state, 2, __ATOMIC_RELEASE);
 	}
-	return __atomic_load_n(&b_limit, __ATOMIC_RELAXED);
+	return l;
 }
 int budget_known(void)
 {
@@ -524,6 +530,26 @@ int regions_locked_in(uintptr_t start, size_t len, uintptr_t (*out)[2], int max)
 	return k;
 }
 
+int regions_with(uintptr_t start, size_t len, unsigned flags, uintptr_t (*out)[3], int max)
+{
+	int k = 0;
+	struct rnode *n;
+	if (__atomic_load_n(&nreg, __ATOMIC_RELAXED) == 0)
+		return 0;
+	spin_lock(&reg_lock);
+	for (n = rt_first(&reg_tree, start); n && n->start < start + len && k < max; n = rt_next(&reg_tree, n)) {
+		const struct reg *r = (const struct reg *)n;
+		if ((r->flags & flags) != flags)
+			continue;
+		out[k][0] = n->start;
+		out[k][1] = n->end;
+		out[k][2] = r->flags;
+		k++;
+	}
+	spin_unlock(&reg_lock);
+	return k;
+}
+
 void regions_disown_locks(void)
 {
 	struct rnode *n;
@@ -572,6 +598,9 @@ void regions_atfork(int who)
 		size_t i;
 		spin_init(&reg_lock);
 		spin_init(&blk_lock);
+		/* (a thread that was publishing the budget is gone) */
+		if (b_state == 1)
+			b_state = 0;
 		for (n = rt_first(&reg_tree, 0); n; n = rt_next(&reg_tree, n))
 			((struct reg *)n)->flags &= (uint16_t)~RF_LOCKED;
 		for (i = 0; btab && i < btab->cap; i++)

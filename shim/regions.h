@@ -20,6 +20,8 @@ enum {
 	RF_RECYCLE = 2, /* mapped by a recycle rule and still exactly as mapped */
 	RF_FULL = 4,    /* every page was resident when last seen (a cost hint for
 	                 * recycling: see recycle.c; never needed for correctness) */
+	RF_MADE = 8,    /* the shim made pages of it resident (populated, locked,
+	                 * queued, or a reused region it cleared): see pf_uffd */
 };
 
 /* A tracked region, as the tables hand it out. */
@@ -31,7 +33,9 @@ struct region {
 	int prot, mflags;       /* of the mmap call, for recycling */
 };
 
-/* Budget.  The limit comes from compute(), called once, on first use. */
+/* Budget.  The limit comes from compute(), called on first use (it returns
+ * BUDGET_UNKNOWN when it cannot tell yet: see budget_limit). */
+#define BUDGET_UNKNOWN (UINT64_MAX - 1)
 void budget_set_lazy(uint64_t (*compute)(void));
 uint64_t budget_limit(void);
 /* Whether the limit has been worked out (by a prefault that needed it).  The
@@ -66,6 +70,10 @@ int regions_any_locked(void);
  * start+len), whole, into out (flags kept): for an unlock and re-lock
  * around the program's own call.  Returns how many. */
 int regions_locked_in(uintptr_t start, size_t len, uintptr_t (*out)[2], int max);
+/* Up to max regions (not blocks) overlapping [start, start+len) that have
+ * all the flags in `flags`, whole, into out: [0] start, [1] end, [2] flags.
+ * Returns how many. */
+int regions_with(uintptr_t start, size_t len, unsigned flags, uintptr_t (*out)[3], int max);
 /* The program has locked everything itself (mlockall): no lock is the
  * shim's to undo any more. */
 void regions_disown_locks(void);

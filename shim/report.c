@@ -14,6 +14,7 @@
  * thread stack (only one thread writes the report). */
 static struct stats snap;
 static uint64_t sc[SC_COUNT]; /* the ledger, read once per report */
+static int waits;              /* may wait for a lock (report.h) */
 static char buf[4 << 10];
 
 static void read_ledger(void)
@@ -99,7 +100,7 @@ static void json_rule(struct sbuf *sb, const char *name, const struct rule_stats
 		json_kv(sb, "populated_bytes", rs->background_bytes, 1);
 		json_kv(sb, "program_first_bytes", rs->program_first_bytes, 1);
 		json_kv(sb, "cancelled_bytes", rs->cancelled_bytes, 1);
-		json_kv(sb, "left_bytes", worker_left_bytes(rule), 1);
+		json_kv(sb, "left_bytes", worker_left_bytes(rule, waits), 1);
 		json_kv(sb, "leaps", rs->leaps, 1);
 		json_kv(sb, "twice_faults_max", rs->twice_max, 1);
 		sb_chr(sb, '}');
@@ -198,7 +199,7 @@ static void write_json(struct sbuf *sb, const struct proc_info *pi, const struct
 
 static void text_rule(struct sbuf *sb, const char *name, const struct rule_stats *rs, int rule)
 {
-	uint64_t sk = sum_skipped(rs), left = worker_left_bytes(rule);
+	uint64_t sk = sum_skipped(rs), left = worker_left_bytes(rule, waits);
 	sb_str(sb, "prefault:   rule ");
 	sb_text(sb, name);
 	sb_str(sb, ": ");
@@ -361,12 +362,13 @@ static void write_text(struct sbuf *sb, const struct proc_info *pi, const struct
 	}
 }
 
-int report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol)
+int report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol, int may_wait)
 {
 	struct sbuf sb;
 	struct faults now, f;
 	uint64_t in_pf, wall = os_now_ns() - pi->t0;
-	stats_snapshot(&snap);
+	waits = may_wait;
+	stats_snapshot(&snap, may_wait);
 	in_pf = snap.pf_minor + snap.pf_major;
 	os_faults_self(&now);
 	read_ledger(); /* last: all but the report's own writes are in it */

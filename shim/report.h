@@ -21,5 +21,5 @@ struct proc_info {
 };
 
 /* 0, or -1 with errno set when a write failed (the report is incomplete). */
-int report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol);
+int report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol, int may_wait);
 #endif

@@ -118,7 +118,7 @@ static uint64_t prefault_self(int rule, int main_thread)
 	struct meter m;
 	struct faults f;
 	uint64_t ns;
-	shim_guard++;
+	struct guard g = guard_enter();
 	meter_start(&m, 1);
 	room = room_below(&top);
 	if (depth > room)
@@ -146,7 +146,7 @@ static uint64_t prefault_self(int rule, int main_thread)
 	st_add(&rs->prefaulted_bytes, done);
 	st_add(&rs->ns, ns);
 	stats_prefault_faults(rs, f.minor, f.major);
-	shim_guard--;
+	guard_leave(g);
 	return depth;
 }
 
@@ -160,9 +160,9 @@ static void *trampoline(void *p)
 	void *ret;
 	__atomic_store_n(&t->used, 0, __ATOMIC_RELEASE);
 	if (profiling) {
-		shim_guard++;
+		struct guard g = guard_enter();
 		profile_thread_start();
-		shim_guard--;
+		guard_leave(g);
 	}
 	charged = rule >= 0 ? prefault_self(rule, 0) : 0;
 	ret = fn(arg);

@@ -59,7 +59,7 @@ static void thread_gone(void *arg)
 	spin_lock(&tlock);
 	for (pp = &tlist; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
-			*pp = t->next;
+			__atomic_store_n(pp, t->next, __ATOMIC_RELEASE); /* (read unlocked: stats_snapshot) */
 			break;
 		}
 	}
@@ -92,7 +92,7 @@ static struct tstats *mine(void)
 	}
 	spin_lock(&tlock);
 	t->next = tlist;
-	tlist = t;
+	__atomic_store_n(&tlist, t, __ATOMIC_RELEASE); /* (read unlocked: stats_snapshot) */
 	t->state = 1;
 	spin_unlock(&tlock);
 	return t;
@@ -146,18 +146,23 @@ static void copy_words(struct stats *out, size_t from, size_t to)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
-void stats_snapshot(struct stats *out)
+void stats_snapshot(struct stats *out, int may_wait)
 {
 	struct tstats *t;
+	int locked;
 	/* The rules the policy has, not all POL_MAX_RULES: the rest were never
 	 * written, and reading 80 KiB of them (and writing the copy) cost every
 	 * process's report 40 page faults, about 0.4 ms here. */
 	copy_words(out, 0, offsetof(struct stats, rules) + (size_t)nrules * sizeof(struct rule_stats));
 	copy_words(out, offsetof(struct stats, unmatched), sizeof(struct stats));
-	spin_lock(&tlock);
-	for (t = tlist; t; t = t->next)
+	/* (Without the lock a thread's block can be missed or seen twice while
+	 * its thread starts or ends: only when the report runs in a signal
+	 * handler that interrupted the shim.) */
+	locked = spin_lock_bounded(&tlock, may_wait);
+	for (t = __atomic_load_n(&tlist, __ATOMIC_ACQUIRE); t; t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE))
 		add_block(out, t);
-	spin_unlock(&tlock);
+	if (locked)
+		spin_unlock(&tlock);
 }
 
 const char *const skip_names[SK_COUNT] = { "budget", "failed", "table_full", "queue_full" };
@@ -176,6 +181,7 @@ const char *const note_texts[N_COUNT] = {
 	"a stack rule stopped at memory it could not populate (a guard the program placed): the rest of that stack was left alone",
 	"too many threads starting at once: some went without their stack rule",
 	"more than 1024 calling objects (libraries loaded and unloaded): later ones match no caller rule",
+	"the policy's mlockall was given back: the program dropped the privilege to lock without limit, or a call of its own failed for want of locked memory (what it locked itself was locked again)",
 };
 
 void stats_count_request(struct rule_stats *rs, uint64_t len)

@@ -73,6 +73,7 @@ enum note {
 	N_STACK_GUARD,     /* a stack rule stopped at memory it could not populate */
 	N_TRAMPOLINES,     /* too many threads starting at once: some went without a stack rule */
 	N_OBJECTS,         /* too many calling objects: some match no caller rule */
+	N_MLOCKALL_YIELDED, /* the policy's mlockall was given back (privileges dropped, or memory short) */
 	N_COUNT
 };
 extern const char *const note_texts[N_COUNT];
@@ -104,8 +105,9 @@ void stats_count_huge(struct rule_stats *rs, uint64_t bytes, uint64_t faults);
 /* Counted in the calling thread's block. */
 void stats_call(enum entry e);
 void stats_unmatched(int kind, uint64_t len); /* kind 0 mmap, 1 malloc */
-/* Everything counted so far, thread blocks included. */
-void stats_snapshot(struct stats *out);
+/* Everything counted so far, thread blocks included (may_wait: see
+ * spin_lock_bounded). */
+void stats_snapshot(struct stats *out, int may_wait);
 /* Once, from the constructor: the key whose destructor folds a block in. */
 void stats_thread_init(void);
 /* Returns 1 the first time the note is raised in this process. */

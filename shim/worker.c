@@ -354,15 +354,15 @@ void worker_cancel(uintptr_t a, size_t len)
 	}
 }
 
-uint64_t worker_left_bytes(int rule)
+uint64_t worker_left_bytes(int rule, int may_wait)
 {
 	uint64_t n = 0;
-	int i;
-	spin_lock(&jlock);
+	int i, locked = spin_lock_bounded(&jlock, may_wait);
 	for (i = 0; i < JOBS; i++)
-		if (jobs[i].active && jobs[i].rule == rule)
-			n += jobs[i].hi - jobs[i].lo;
-	spin_unlock(&jlock);
+		if (__atomic_load_n(&jobs[i].active, __ATOMIC_RELAXED) && jobs[i].rule == rule)
+			n += __atomic_load_n(&jobs[i].hi, __ATOMIC_RELAXED) - __atomic_load_n(&jobs[i].lo, __ATOMIC_RELAXED);
+	if (locked)
+		spin_unlock(&jlock);
 	return n;
 }
 

@@ -12,6 +12,7 @@ enum { BG_LEAP, BG_TRAIL }; /* BG_TRAIL: the old front-to-back walk, for benchma
 int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advice, int huge);
 /* The range is going away or changing: drop it from queued jobs. */
 void worker_cancel(uintptr_t start, size_t len);
-uint64_t worker_left_bytes(int rule);
+/* What is still queued for rule (for the report: see spin_lock_bounded). */
+uint64_t worker_left_bytes(int rule, int may_wait);
 void worker_atfork(int who);
 #endif
