@@ -134,7 +134,15 @@ $(BUILD)/unit/decide_test: tests/unit/decide_test.c tools/decide.c tools/spread.
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Itools -Ishim -o $@ tests/unit/decide_test.c \
 		tools/decide.c tools/spread.c
 
-probes: $(PROBES) $(H2) $(UNIT)
+# Hostile round 3's (issue 22): the shim-side findings, tests/hangs.bats and
+# tests/limits.bats.
+H3 := $(patsubst tests/probes/hostile3/%.c,$(BUILD)/probes/h3/%,$(wildcard tests/probes/hostile3/*.c))
+$(BUILD)/probes/h3/%: tests/probes/hostile3/%.c tests/probes/probe.h
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -Wall -D_GNU_SOURCE -o $@ $< -lpthread
+
+probes: $(PROBES) $(H2) $(H3) $(UNIT)
 
 unit: $(UNIT)
 	$(Q)$(UNIT)

@@ -83,3 +83,20 @@ print(len(blob), n, len(again))
 	LD_PRELOAD="$STACKLIB" run --separate-stderr "$PROBE" keep 0 1M
 	[ "$(kv early_map_resident "$stderr")" -eq 0 ]
 }
+
+@test "an ASan-built program with libasan preloaded first: the shim starts after libc does, with the policy and the program's name (issue 22 #25)" {
+	[ -z "${PREFAULT_SANITIZER:-}" ] || skip "the plain build is checked"
+	asan=$(gcc -print-file-name=libasan.so)
+	[ -e "$asan" ] || skip "no libasan here"
+	printf '#include <stdio.h>\n#include <sys/mman.h>\nint main(void) { char *p = mmap(0, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); p[0] = 1; puts("ok"); return 0; }\n' >"$BATS_TEST_TMPDIR/a.c"
+	gcc -fsanitize=address -o "$BATS_TEST_TMPDIR/asanprog" "$BATS_TEST_TMPDIR/a.c" 2>/dev/null || skip "cannot build with -fsanitize=address"
+	pol=$(populate_all)
+	run --separate-stderr env LD_PRELOAD="$asan:$SHIM" PREFAULT_POLICY="$pol" PREFAULT_REPORT=stderr "$BATS_TEST_TMPDIR/asanprog"
+	echo "$output"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$output" = ok ]
+	[[ "$stderr" == "prefault: asanprog["* ]]
+	grep -q "^prefault:   policy $pol;" <<<"$stderr"
+	grep -q '^prefault:   rule big: 1 matched, 4.0 MiB; prefaulted 4.0 MiB' <<<"$stderr"
+}

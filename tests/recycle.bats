@@ -288,3 +288,13 @@ MMPROBE="$B/probes/mmprobe"
 	[ "$status" -eq 0 ]
 	[ "$(kv ok "$output")" -eq 1 ]
 }
+
+@test "what recycle makes observable is what the README says: a reused region's touched pages resident, all zero (issue 22 #32)" {
+	run "$B/probes/h3/residency"
+	[ "$output" = "resident 0 of 256 pages, nonzero bytes 0" ]
+	pol=$(policy rec <<<$'[rule rec]\ncall = mmap\nsize = 1M\naction = recycle')
+	run env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none "$B/probes/h3/residency"
+	echo "$output"
+	[ "$output" = "resident 16 of 256 pages, nonzero bytes 0" ]
+	grep -q '16 of 256 pages' "$BATS_TEST_DIRNAME/../README.md"
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bats
+# Hangs (issue 22, class A): the shim's code must never stop the program,
+# whatever thread runs it: one with a pending or asynchronous cancellation,
+# a signal handler that interrupted the shim, or a fork child whose parent
+# was between two steps.  Each finding is a small program of
+# tests/probes/hostile3/, run without the shim and with it.
+load helpers
+
+H3="$B/probes/h3"
+
+pop_policy() {
+	policy pop <<-'EOF'
+	[rule blocks]
+	call = malloc
+	size = >=1M
+	action = populate
+	[rule maps]
+	call = mmap
+	size = >=1M
+	action = populate
+	EOF
+}
+
+@test "a thread that cancels itself and calls exit(3): the process exits 3 and the report arrives (issue 22 #1)" {
+	run -3 timeout 10 "$H3/cancelexit"
+	# with no policy, the report on stderr as usual
+	run --separate-stderr timeout 10 env LD_PRELOAD="$SHIM_LD" "$H3/cancelexit"
+	echo "status $status; $stderr"
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == "prefault: cancelexit["* ]]
+	# and under prefault run
+	run --separate-stderr timeout 10 "$PF" run -- "$H3/cancelexit"
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == "prefault: cancelexit["* ]]
+}
+
+@test "malloc with a cancellation pending returns, and threads in asynchronous cancellation leave no lock held (issue 22 #2)" {
+	plain=$(timeout 30 "$H3/cancelmalloc")
+	run --separate-stderr timeout 30 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$(pop_policy)" PREFAULT_REPORT=none "$H3/cancelmalloc"
+	echo "without: $plain"
+	echo "with:    $output (status $status)"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$plain" ]
+	[[ "$output" == *"malloc returned a block"*"second malloc ok"*"async cancellations: 20" ]]
+}
+
+@test "_exit from a signal handler that interrupted munmap under a background rule never hangs (issue 22 #3)" {
+	pol=$(policy bg <<<$'[rule bg]\ncall = mmap\nsize = >=1M\naction = background')
+	# (one run in 30 to 50 hung before: 200 runs find it nearly always)
+	hung=0
+	for i in $(seq 1 200); do
+		timeout 3 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT="$BATS_TEST_TMPDIR/r.%p.json" \
+			"$H3/sigexit" $((1000 + i * 37)) || hung=$((hung + 1))
+	done
+	echo "runs that did not end with status 0 within 3 s: $hung of 200"
+	[ "$hung" -eq 0 ]
+	# (and the report was written from the handler)
+	[ "$(ls "$BATS_TEST_TMPDIR"/r.*.json | wc -l)" -eq 200 ]
+}
+
+@test "fork while another thread works out the budget: every child goes on (issue 22 #4)" {
+	run timeout 120 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$(pop_policy)" PREFAULT_REPORT=none "$H3/forkbudget" 250
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "finished 250 of 250" ]
+}

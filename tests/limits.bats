@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+# The program's resources (issue 22, class C and #28, #29): the shim must not
+# cost the program its memory, its locked-memory limit or its task limit,
+# before or after the program changes its privileges.  Small programs of
+# tests/probes/hostile3/, run without the shim and with it.
+load helpers
+
+H3="$B/probes/h3"
+RT="$POLICIES/realtime.policy"
+
+# with POLICY PROG ARGS: PROG's output under the shim (report none)
+with() {
+	local pol=$1
+	shift
+	timeout 60 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none "$@"
+}
+
+needs_root() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (locking without limit, setuid, cgroups)"
+}
+
+@test "realtime where locking is unlimited: a 1 GiB MAP_NORESERVE table with two pages used stays small (issue 22 #12)" {
+	needs_root
+	needs_plain_runtime
+	plain=$("$H3/rtsparse")
+	run with "$RT" "$H3/rtsparse"
+	echo "without: $plain"
+	echo "with:    $output"
+	[ "$output" = "$plain" ]
+	# and the policy's mlockall is in force all the same: a later mapping is locked
+	run with "$RT" "$PROBE" vmlck 4M
+	[ "$(kv vmlck_kb "$output")" -ge 4096 ]
+}
+
+@test "realtime: a fork child's MADV_DONTNEED is not undone, and nothing is locked in it (issue 22 #13)" {
+	needs_root
+	needs_plain_runtime
+	plain=$("$H3/rtfork")
+	run with "$RT" "$H3/rtfork"
+	echo "without: $plain"
+	echo "with:    $output"
+	[ "$output" = "$plain" ]
+}
+
+@test "a fork in a pids cgroup of 2 tasks works while a background worker runs (issue 22 #14)" {
+	needs_root
+	cg=/sys/fs/cgroup/pids/prefault-test-$$
+	[ -d /sys/fs/cgroup/pids ] || cg=/sys/fs/cgroup/prefault-test-$$
+	mkdir "$cg" 2>/dev/null && echo 2 >"$cg/pids.max" 2>/dev/null || { rmdir "$cg" 2>/dev/null; skip "cannot make a pids cgroup here"; }
+	pol=$(policy bg <<<$'[rule bg]\ncall = mmap\nsize = >=1M\naction = background')
+	inside() { sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
+	plain=$(inside "$H3/pidsfork")
+	shim=$(inside env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none "$H3/pidsfork")
+	rmdir "$cg"
+	echo "without: $plain"
+	echo "with:    $shim"
+	[ "$plain" = "fork ok" ]
+	[ "$shim" = "fork ok" ]
+}
+
+@test "realtime in a root daemon that drops to nobody: malloc and mmap of 16 MiB work, and a raw MADV_DONTNEED too (issue 22 #28, #29)" {
+	needs_root
+	needs_plain_runtime
+	plain=$(ulimit -l 8192 && "$H3/privdrop" drop)
+	run bash -c 'ulimit -l 8192 && "$@"' sh env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$RT" PREFAULT_REPORT=none "$H3/privdrop" drop
+	echo "without: $plain"
+	echo "with:    $output"
+	[ "$output" = "$plain" ]
+	[[ "$output" == *"malloc 16 MiB: ok"*"mmap 16 MiB: ok"*"raw MADV_DONTNEED: ok, reads 0x0" ]]
+	# and before any drop (locking unlimited, so everything is locked): the raw call still works
+	run with "$RT" "$H3/privdrop"
+	[[ "$output" == *"raw MADV_DONTNEED: ok, reads 0x0" ]]
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bats
+# userfaultfd (issue 22 #5, #30, #31): a range the program registers must
+# fault as it would without the shim.  No worker touches it from then on,
+# nothing the shim kept is left there, and in missing mode the pages the
+# shim made resident (populated, or a reused region it cleared) that the
+# program never wrote are dropped, so the program's handler serves them.
+load helpers
+
+H3="$B/probes/h3"
+
+uffd_or_skip() {
+	run timeout 10 "$H3/uffdserve"
+	[ "$status" -ne 2 ] || skip "userfaultfd is not available here: $output"
+	expected="$output"
+	[ "$expected" = $'values 0xab 0xab, faults served: 2\nunmapped' ]
+}
+
+# under POLICY [ARGS]: uffdserve under the shim with POLICY
+under() {
+	local pol=$1
+	shift
+	run --separate-stderr timeout 20 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none "$H3/uffdserve" "$@"
+	echo "$pol: $output (status $status)"
+}
+
+@test "a lazy loader's handler serves its pages under background: the worker neither goes through it nor blocks (issue 22 #5)" {
+	needs_plain_runtime
+	uffd_or_skip
+	under "$(policy bg <<<$'[rule bg]\ncall = mmap\nsize = >=1M\naction = background')"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$expected" ]
+}
+
+@test "populate and the realtime policy: the pages of a registered range fault to the handler as without the shim (issue 22 #5, #30)" {
+	needs_plain_runtime
+	uffd_or_skip
+	under "$(policy pop <<<$'[rule pop]\ncall = mmap\nsize = >=1M\naction = populate')"
+	[ "$output" = "$expected" ]
+	# realtime: populated and, where locking is unlimited (root here), locked
+	under "$POLICIES/realtime.policy"
+	[ "$output" = "$expected" ]
+}
+
+@test "recycle: a reused region registered with userfaultfd faults to the handler, not to the zeros the shim wrote (issue 22 #30)" {
+	needs_plain_runtime
+	uffd_or_skip
+	pol=$(policy rec <<<$'[rule rec]\ncall = mmap\nsize = >=1M\naction = recycle\nrecycle_max = 64M')
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr timeout 20 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" \
+		PREFAULT_REPORT="$BATS_TEST_TMPDIR/r.json" "$H3/uffdserve" reuse
+	echo "$output"
+	[ "$output" = "$expected" ]
+	# (the region really was reused)
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['rules'][0]['recycle']['recycled']")" -eq 1 ]
+}
+
+@test "write tracking: a range registered for write protection is left alone by background workers (issue 22 #31)" {
+	needs_plain_runtime
+	run timeout 10 "$H3/wptrack"
+	[ "$status" -ne 2 ] || skip "userfaultfd write protection is not available here: $output"
+	[ "$output" = "pages made resident after the registration: 0" ]
+	run --separate-stderr timeout 20 env LD_PRELOAD="$SHIM_LD" PREFAULT_REPORT=none \
+		PREFAULT_POLICY="$(policy bg <<<$'[rule bg]\ncall = mmap\nsize = >=1M\naction = background')" "$H3/wptrack"
+	echo "$output"
+	[ "$output" = "pages made resident after the registration: 0" ]
+}
