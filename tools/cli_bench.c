@@ -161,31 +161,27 @@ static struct res phase(int ph, size_t size, size_t pg)
 	return r;
 }
 
-int cmd_bench(int argc, char **argv)
+int cmd_bench(const struct command *self, int argc, char **argv)
 {
 	uint64_t size = 512ull << 20;
-	int rounds = 3, i, r, json = 0;
+	int rounds = 3, i, r, n, json = 0;
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	static struct res res[P_COUNT][32];
 	double prep[P_COUNT], pas[P_COUNT], tot[P_COUNT], flt[P_COUNT];
 	int ok[P_COUNT];
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-r") && i + 1 < argc) {
-			char *end;
-			rounds = (int)strtol(argv[++i], &end, 10);
-			if (*end || rounds < 1 || rounds > 31) {
-				fprintf(stderr, "prefault bench: -r takes a whole number from 1 to 31\n");
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else {
-			const char *e = parse_size(argv[i], strlen(argv[i]), &size);
-			if (e || size < (4u << 20) || size > (64ull << 30)) {
-				fprintf(stderr, "prefault bench: bad size '%s'%s%s (from 4M to 64G, like 512M)\n", argv[i], e ? ": " : "",
-				        e ? e : "");
-				return EXIT_USAGE;
-			}
+	const struct opt opts[] = {
+		OPT_I("-r", &rounds, "ROUNDS", 1, 31),
+		OPT_F("--json", &json),
+		OPT_END,
+	};
+	if (opt_parse(self, argc, argv, opts, &n) < 0)
+		return EXIT_USAGE;
+	for (i = 1; i <= n; i++) {
+		const char *e = parse_size(argv[i], strlen(argv[i]), &size);
+		if (e || size < (4u << 20) || size > (64ull << 30)) {
+			fprintf(stderr, "prefault bench: bad size '%s'%s%s (from 4M to 64G, like 512M)\n", argv[i], e ? ": " : "",
+			        e ? e : "");
+			return EXIT_USAGE;
 		}
 	}
 	size &= ~(uint64_t)(HUGE - 1);

@@ -6,15 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_check(int argc, char **argv)
+int cmd_check(const struct command *self, int argc, char **argv)
 {
 	static struct policy pol;
-	int i, bad = 0;
-	if (argc < 2) {
-		fprintf(stderr, "usage: prefault check POLICY...\n");
+	const struct opt none[] = { OPT_END };
+	int i, n, bad = 0;
+	if (opt_parse(self, argc, argv, none, &n) < 0)
+		return EXIT_USAGE;
+	if (n < 1) {
+		command_usage(self, stderr);
 		return EXIT_USAGE;
 	}
-	for (i = 1; i < argc; i++) {
+	for (i = 1; i <= n; i++) {
 		char *path = resolve_policy(argv[i]);
 		int r;
 		if (!path) {

@@ -59,49 +59,25 @@ static void print_table(FILE *o, const struct profile *m, int nproc, const char 
 	}
 }
 
-int cmd_profile(int argc, char **argv)
+int cmd_profile(const struct command *self, int argc, char **argv)
 {
-	const char *out_json = NULL, *suggest = NULL, *svg = NULL, *folded = NULL, *period = NULL;
-	char cmd[256];
-	int i, rc, tty;
+	const char *out_json = NULL, *suggest = NULL, *svg = NULL, *folded = NULL;
+	char cmd[256], period_s[16];
+	int i, n, rc, tty, period = 0;
 	struct profiled p;
-	for (i = 1; i < argc; i++) {
-		const char **dst = NULL;
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		if (!strcmp(argv[i], "-o"))
-			dst = &out_json;
-		else if (!strcmp(argv[i], "--suggest"))
-			dst = &suggest;
-		else if (!strcmp(argv[i], "--svg"))
-			dst = &svg;
-		else if (!strcmp(argv[i], "--folded"))
-			dst = &folded;
-		else if (!strcmp(argv[i], "--period"))
-			dst = &period;
-		else if (argv[i][0] == '-') {
-			fprintf(stderr, "prefault profile: unknown option %s\n", argv[i]);
-			goto usage;
-		} else
-			break;
-		if (++i == argc)
-			goto usage;
-		*dst = argv[i];
-	}
-	if (i >= argc) {
-		fprintf(stderr, "prefault profile: no command given\n");
-		goto usage;
-	}
+	const struct opt opts[] = {
+		OPT_S("-o", NULL, &out_json, "FILE.json"),
+		OPT_S("--suggest", NULL, &suggest, "POLICY"),
+		OPT_S("--svg", NULL, &svg, "FILE.svg"),
+		OPT_S("--folded", NULL, &folded, "FILE"),
+		OPT_I("--period", &period, "N", 1, 1000000),
+		OPT_END,
+	};
+	if ((i = opt_parse(self, argc, argv, opts, &n)) < 0)
+		return EXIT_USAGE;
 	if (period) {
-		char *end;
-		long v = strtol(period, &end, 10);
-		if (*end || v < 1 || v > 1000000) {
-			fprintf(stderr, "prefault profile: --period takes a whole number from 1 to 1000000\n");
-			return EXIT_USAGE;
-		}
-		setenv("PREFAULT_PROFILE_PERIOD", period, 1);
+		snprintf(period_s, sizeof period_s, "%d", period);
+		setenv("PREFAULT_PROFILE_PERIOD", period_s, 1);
 	}
 	/* Progress: the program owns the terminal while it runs (its output is
 	 * its own, and a line redrawn under it would garble it), so on a
@@ -135,8 +111,4 @@ int cmd_profile(int argc, char **argv)
 	if (suggest && write_suggestion(suggest, &p.merged, argv + i) < 0)
 		rc = rc ? rc : 1;
 	return rc;
-usage:
-	fprintf(stderr, "usage: prefault profile [-o FILE.json] [--suggest POLICY] [--svg FILE.svg] [--folded FILE] "
-	                "[--period N] -- CMD [ARGS...]\n");
-	return EXIT_USAGE;
 }

@@ -54,37 +54,20 @@ static void no_report(const char *prog, const struct child_result *r)
 		        prog, (int)r->pid);
 }
 
-int cmd_run(int argc, char **argv)
+int cmd_run(const struct command *self, int argc, char **argv)
 {
 	const char *policy = NULL, *report = NULL, *dest, *prog;
+	const struct opt opts[] = {
+		OPT_S("-p", "--policy", &policy, "POLICY"),
+		OPT_S("-o", "--report", &report, "REPORT"),
+		OPT_END,
+	};
 	char *dir = NULL;
 	struct child_spec spec;
 	struct child_result r;
-	int i, rc;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		if (!strcmp(argv[i], "-p") || !strcmp(argv[i], "--policy")) {
-			if (++i == argc)
-				goto usage;
-			policy = argv[i];
-		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--report")) {
-			if (++i == argc)
-				goto usage;
-			report = argv[i];
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "prefault run: unknown option %s\n", argv[i]);
-			goto usage;
-		} else {
-			break;
-		}
-	}
-	if (i >= argc) {
-		fprintf(stderr, "prefault run: no command given\n");
-		goto usage;
-	}
+	int i, n, rc;
+	if ((i = opt_parse(self, argc, argv, opts, &n)) < 0)
+		return EXIT_USAGE;
 	if (prepare_env(policy, NULL) < 0)
 		return EXIT_USAGE;
 	dest = report_dest(report);
@@ -134,7 +117,4 @@ int cmd_run(int argc, char **argv)
 		free(dir);
 	}
 	return rc;
-usage:
-	fprintf(stderr, "usage: prefault run [-p POLICY] [-o REPORT] -- CMD [ARGS...]\n");
-	return EXIT_USAGE;
 }

@@ -595,67 +595,41 @@ static void print_json(void)
 
 /* ---- the command ---- */
 
-static int parse_args(int argc, char **argv, int *cmd_at)
+static int parse_args(const struct command *self, int argc, char **argv, int *cmd_at)
 {
-	int i;
+	const char *budget = NULL, *rank = NULL;
+	char *end;
+	int n;
+	const struct opt opts[] = {
+		OPT_I("-n", &T.pairs, "PAIRS", 1, ROUNDS_MAX),
+		OPT_S("-t", NULL, &budget, "SECONDS"),
+		OPT_S("-o", NULL, &T.out, "POLICY"),
+		OPT_F("--json", &T.json),
+		OPT_S("--rank", NULL, &rank, "time|faults"),
+		OPT_END,
+	};
 	T.pairs = 5;
 	T.out = "tune.policy";
 	T.rank = RANK_TIME;
-	for (i = 1; i < argc; i++) {
-		char *end;
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		if (!strcmp(argv[i], "-n")) {
-			if (++i == argc)
-				return -1;
-			T.pairs = (int)strtol(argv[i], &end, 10);
-			if (*end || T.pairs < 1 || T.pairs > ROUNDS_MAX) {
-				fprintf(stderr, "prefault tune: -n takes a whole number from 1 to %d\n", ROUNDS_MAX);
-				return -2;
-			}
-		} else if (!strcmp(argv[i], "-t")) {
-			if (++i == argc)
-				return -1;
-			T.budget = strtod(argv[i], &end);
-			if (*end || !(T.budget > 0) || T.budget > 1e7) {
-				fprintf(stderr, "prefault tune: -t takes a number of seconds above 0\n");
-				return -2;
-			}
-		} else if (!strcmp(argv[i], "-o")) {
-			if (++i == argc)
-				return -1;
-			T.out = argv[i];
-		} else if (!strcmp(argv[i], "--json")) {
-			T.json = 1;
-		} else if (!strcmp(argv[i], "--rank")) {
-			if (++i == argc)
-				return -1;
-			if (!strcmp(argv[i], "time"))
-				T.rank = RANK_TIME;
-			else if (!strcmp(argv[i], "faults"))
-				T.rank = RANK_FAULTS;
-			else {
-				fprintf(stderr, "prefault tune: --rank takes time or faults\n");
-				return -2;
-			}
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "prefault tune: unknown option %s\n", argv[i]);
+	if ((*cmd_at = opt_parse(self, argc, argv, opts, &n)) < 0)
+		return -1;
+	if (budget) {
+		T.budget = strtod(budget, &end);
+		if (end == budget || *end || !(T.budget > 0) || T.budget > 1e7) {
+			fprintf(stderr, "prefault tune: -t takes a number of seconds above 0\n");
 			return -1;
-		} else {
-			break;
 		}
 	}
-	if (i >= argc) {
-		fprintf(stderr, "prefault tune: no command given\n");
+	if (rank && !strcmp(rank, "faults")) {
+		T.rank = RANK_FAULTS;
+	} else if (rank && strcmp(rank, "time")) {
+		fprintf(stderr, "prefault tune: --rank takes time or faults\n");
 		return -1;
 	}
 	if (T.rank == RANK_TIME && T.pairs < 3) {
 		fprintf(stderr, "prefault tune: ranking by time needs 3 pairs or more (-n 3), or --rank faults\n");
-		return -2;
+		return -1;
 	}
-	*cmd_at = i;
 	return 0;
 }
 
@@ -730,15 +704,12 @@ static int failed(int rc)
 	return rc;
 }
 
-int cmd_tune(int argc, char **argv)
+int cmd_tune(const struct command *self, int argc, char **argv)
 {
 	static struct profiled prof;
 	int at, rc, s, k, idx = 0;
 	double t0 = mono_s(), est;
-	rc = parse_args(argc, argv, &at);
-	if (rc == -1)
-		goto usage;
-	if (rc < 0)
+	if (parse_args(self, argc, argv, &at) < 0)
 		return EXIT_USAGE;
 	T.cmd = argv + at;
 	if (!writable(T.out)) {
@@ -815,8 +786,4 @@ int cmd_tune(int argc, char **argv)
 	if (T.sig)
 		return 128 + T.sig;
 	return 0;
-usage:
-	fprintf(stderr, "usage: prefault tune [-n PAIRS] [-t SECONDS] [-o POLICY] [--json] [--rank time|faults] -- CMD "
-	                "[ARGS...]\n");
-	return EXIT_USAGE;
 }
