@@ -87,3 +87,33 @@ load helpers
 	# and the wrappers are there: the list is not empty of the essentials
 	[[ " $syms" == *" malloc "* ]] && [[ " $syms" == *" mmap "* ]] && [[ " $syms" == *" munmap "* ]]
 }
+
+# Finding: check echoed ESC and BEL bytes of a policy raw, in its errors and its rule lines:
+# a policy could clear the screen, retitle the terminal or write the clipboard (OSC 52).
+@test "check escapes a policy's control characters in errors and rule lines (issue 22 #10)" {
+	osc="$BATS_TEST_TMPDIR/osc.policy" csi="$BATS_TEST_TMPDIR/csi.policy"
+	printf '[rule r]\nprogram = a\033]52;c;SGVsbG8=\007b\naction = populate\n' >"$osc"
+	printf '[rule r]\naction = pop\033[2J\302\233x\n' >"$csi"
+	run --separate-stderr "$PF" check "$osc"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'program=a\x1b]52;c;SGVsbG8=\x07b'* ]]
+	[[ "$output" != *$'\033'* && "$output" != *$'\007'* ]]
+	run --separate-stderr "$PF" check "$csi"
+	echo "$stderr"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"csi.policy:2: "*'pop\x1b[2J\xc2\x9bx'* ]]
+	[[ "$stderr" != *$'\033'* && "$stderr" != *$'\302\233'* ]]
+}
+
+# Found by the audit of #10: a command-line argument with a newline, copied into the
+# comment at the head of a suggested policy, became a rule of it.
+@test "profile --suggest: the command in the policy's comments cannot add a line to it (issue 22 #10)" {
+	f="$BATS_TEST_TMPDIR/s.policy"
+	run --separate-stderr "$PF" profile --suggest "$f" -- true $'\n[rule evil]\naction = lock'
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	head -n 1 "$f"
+	! grep -q '^\[rule evil\]' "$f" || false
+	grep -qF '\n[rule evil]\naction = lock' "$f"
+}

@@ -207,3 +207,15 @@ os.execv(sys.argv[1], sys.argv[1:])' "$PF" run -- sh -c 'exit 3'
 	[[ "$stderr" == "prefault: "* ]]
 	[ -z "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ]
 }
+
+# Finding: run's tree summary printed process names raw: a program named with an escape
+# sequence retitled the terminal.
+@test "run's summary escapes control characters in program names (issue 22 #10)" {
+	name=$'t\033]0;pwned\007x'
+	ln -s "$(type -P true)" "$BATS_TEST_TMPDIR/$name"
+	run --separate-stderr "$PF" run -- sh -c '"$1"; "$1"' sh "$BATS_TEST_TMPDIR/$name"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *'t\x1b]0;pwned\x07x['* ]]
+	[[ "$stderr" != *$'\033'* && "$stderr" != *$'\007'* ]]
+}

@@ -117,7 +117,7 @@ static void __attribute__((noreturn)) in_child(const struct child_spec *spec, in
 	execvp(spec->argv[0], spec->argv);
 	e = errno;
 	write_all(report_fd, &e, sizeof e);
-	fprintf(stderr, "prefault: %s: %s\n", spec->argv[0], strerror(e));
+	fprintf(stderr, "prefault: %s: %s\n", tty_str(spec->argv[0]), strerror(e));
 	fflush(stderr);
 	_exit(e == ENOENT ? 127 : 126);
 }

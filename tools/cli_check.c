@@ -1,6 +1,7 @@
 /* cli_check.c: `prefault check POLICY...`: one line per rule, or
  * FILE:LINE: what is wrong for each bad file (exit 2). */
 #include "cli.h"
+#include "fmt.h"
 #include "sbuf.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +31,12 @@ int cmd_check(const struct command *self, int argc, char **argv)
 			int k;
 			char line[2048];
 			if (pol.nrules == 0)
-				printf("%s: no rules (observe only)\n", argv[i]);
+				printf("%s: no rules (observe only)\n", tty_str(argv[i]));
 			for (k = 0; k < pol.nrules; k++) {
 				struct sbuf sb;
 				sb_init(&sb, line, sizeof line, -1);
 				policy_describe_rule(&sb, &pol, &pol.rules[k]);
-				printf("%s: %s\n", argv[i], sb_cstr(&sb));
+				printf("%s: %s\n", tty_str(argv[i]), tty_str(sb_cstr(&sb)));
 			}
 		} else {
 			bad = 1;

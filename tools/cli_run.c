@@ -14,6 +14,7 @@
  */
 #include "cli.h"
 #include "child.h"
+#include "fmt.h"
 #include "reports.h"
 #include <errno.h>
 #include <signal.h>
@@ -46,12 +47,12 @@ static void no_report(const char *prog, const struct child_result *r)
 		fprintf(stderr,
 		        "prefault: %s[%d] was killed by signal %d (%s): no report (the shim reports at exit, "
 		        "which a signal's default action skips)\n",
-		        prog, (int)r->pid, WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
+		        tty_str(prog), (int)r->pid, WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
 	else
 		fprintf(stderr,
 		        "prefault: %s[%d] wrote no report (a statically linked or set-user-ID program, or one that "
 		        "cleared LD_PRELOAD)\n",
-		        prog, (int)r->pid);
+		        tty_str(prog), (int)r->pid);
 }
 
 int cmd_run(const struct command *self, int argc, char **argv)
@@ -96,7 +97,7 @@ int cmd_run(const struct command *self, int argc, char **argv)
 	spec.argv = argv + i;
 	spec.fd_in = spec.fd_out = spec.fd_err = -1;
 	if (child_run(&spec, &r) < 0) {
-		fprintf(stderr, "prefault run: cannot start %s: %s\n", argv[i], strerror(errno));
+		fprintf(stderr, "prefault run: cannot start %s: %s\n", tty_str(argv[i]), strerror(errno));
 		if (dir)
 			scratch_clean(dir, 1);
 		free(dir);

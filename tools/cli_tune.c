@@ -218,7 +218,7 @@ static int trial_candidate(int s, int k, int idx, int total)
 	t->cand = k;
 	t->against = T.chosen[s];
 	site_short(sshort, sizeof sshort, &T.plan.sites[s]);
-	snprintf(what, sizeof what, "candidate %d of %d, %s for %s", idx, total, T.plan.cands[k].label, sshort);
+	snprintf(what, sizeof what, "candidate %d of %d, %s for %s", idx, total, T.plan.cands[k].label, tty_str(sshort));
 	progress_what(what);
 	if (scratch_policy(a, sizeof a, "best", -1, -1) < 0 || scratch_policy(b, sizeof b, "cand", s, k) < 0) {
 		progress_say("prefault tune: cannot write a policy in %s: %s\n", C.dir, strerror(errno));
@@ -241,7 +241,7 @@ static int trial_candidate(int s, int k, int idx, int total)
 	 * report, it never loaded, and no policy can do anything here. */
 	if (C.side[0].runs[0].reports == 0) {
 		progress_say("prefault tune: the shim wrote no report: it does not load into %s (statically linked, "
-		             "set-user-ID, or it clears LD_PRELOAD); nothing to tune\n", T.cmd[0]);
+		             "set-user-ID, or it clears LD_PRELOAD); nothing to tune\n", tty_str(T.cmd[0]));
 		t->verdict = V_REJECTED;
 		snprintf(t->why, sizeof t->why, "the shim does not load into the program");
 		return 1;
@@ -355,7 +355,7 @@ static void policy_header(FILE *f, int nrules)
 		fprintf(f, " -t %g", T.budget);
 	fprintf(f, " --");
 	for (i = 0; T.cmd[i]; i++)
-		fprintf(f, " %s", T.cmd[i]);
+		fprintf(f, " %s", tty_str(T.cmd[i]));
 	fprintf(f, "\n# %s: %d site%s worth a rule, %d candidate%s tried, %d rule%s kept.\n", when, T.plan.nsites,
 	        T.plan.nsites == 1 ? "" : "s", T.ntried, T.ntried == 1 ? "" : "s", nrules, nrules == 1 ? "" : "s");
 	if (T.rank == RANK_TIME)
@@ -385,7 +385,7 @@ static int write_result(const char *path)
 	FILE *f = fopen(path, "w");
 	int s, n = T.conf.dropped ? 0 : nchosen();
 	if (!f) {
-		progress_say("prefault tune: cannot write %s: %s\n", path, strerror(errno));
+		progress_say("prefault tune: cannot write %s: %s\n", tty_str(path), strerror(errno));
 		return -1;
 	}
 	policy_header(f, n);
@@ -405,7 +405,7 @@ static int write_result(const char *path)
 			continue;
 		c = &T.plan.cands[T.chosen[s]];
 		t = &T.tried[T.kept_row[s]];
-		fprintf(f, "\n# site %s\n", T.plan.sites[s].desc);
+		fprintf(f, "\n# site %s\n", tty_str(T.plan.sites[s].desc));
 		if (t->against >= 0)
 			fprintf(f, "# measured (%d pair%s) against %s for this site: %.2fx faster (pairs %.2fx to %.2fx);\n",
 			        t->rounds, t->rounds == 1 ? "" : "s", T.plan.cands[t->against].label, 1 / t->ratio.med,
@@ -425,7 +425,7 @@ static int write_result(const char *path)
 		fputs(c->rule, f);
 	}
 	if (fclose(f) != 0) {
-		progress_say("prefault tune: cannot write %s: %s\n", path, strerror(errno));
+		progress_say("prefault tune: cannot write %s: %s\n", tty_str(path), strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -435,7 +435,7 @@ static void print_table(void)
 {
 	int i, s = -1;
 	char ratio[64], fc[64], rc[64];
-	printf("\nprefault tune: %s: %d site%s worth a rule, %d candidate%s; ranked by %s\n", T.cmd[0], T.plan.nsites,
+	printf("\nprefault tune: %s: %d site%s worth a rule, %d candidate%s; ranked by %s\n", tty_str(T.cmd[0]), T.plan.nsites,
 	       T.plan.nsites == 1 ? "" : "s", T.plan.ncands, T.plan.ncands == 1 ? "" : "s",
 	       T.rank == RANK_TIME ? "time (3% faster, nearly every pair, fewer faults)" : "faults (a 20% cut)");
 	printf("\n  %-38s %-22s %-28s %-24s %s\n", "site: candidate", "wall ratio (range)", "faults in the program",
@@ -447,7 +447,7 @@ static void print_table(void)
 		if (c->site != s) {
 			s = c->site;
 			site_short(label, sizeof label, &T.plan.sites[s]);
-			printf("  %s\n", label);
+			printf("  %s\n", tty_str(label));
 		}
 		ratio_cell(ratio, sizeof ratio, &t->ratio, t->rounds);
 		if (t->rounds) {
@@ -463,7 +463,7 @@ static void print_table(void)
 		if (!T.plan.sites[i].n) {
 			char label[300];
 			site_short(label, sizeof label, &T.plan.sites[i]);
-			printf("  %s\n    nothing to try: %s\n", label, T.plan.sites[i].none_why);
+			printf("  %s\n    nothing to try: %s\n", tty_str(label), tty_str(T.plan.sites[i].none_why));
 		}
 	if (T.conf.done) {
 		ratio_cell(ratio, sizeof ratio, &T.conf.ratio, T.conf.rounds);
@@ -492,7 +492,7 @@ static void print_table(void)
 		printf("nothing helped: %s\n", T.plan.nsites ? "no candidate earned its place; wrote a policy with no rules" :
 		                                                "no mapping site takes enough of the faults; wrote a policy "
 		                                                "with no rules");
-	printf("policy: %s (%d rule%s)\n", T.out, T.conf.dropped ? 0 : nchosen(), (T.conf.dropped ? 0 : nchosen()) == 1 ? "" : "s");
+	printf("policy: %s (%d rule%s)\n", tty_str(T.out), T.conf.dropped ? 0 : nchosen(), (T.conf.dropped ? 0 : nchosen()) == 1 ? "" : "s");
 }
 
 static void json_spread(const char *key, struct spread s)
@@ -650,7 +650,7 @@ static int profile_once(struct profiled *p)
 		close(err);
 	if (rc < 0) {
 		if (errno)
-			progress_say("prefault tune: cannot start %s: %s\n", T.cmd[0], strerror(errno));
+			progress_say("prefault tune: cannot start %s: %s\n", tty_str(T.cmd[0]), strerror(errno));
 		return errno ? 126 : EXIT_USAGE;
 	}
 	progress_run_done(p->wall_s);
@@ -673,7 +673,7 @@ static int profile_once(struct profiled *p)
 	}
 	if (p->nproc == 0) {
 		progress_say("prefault tune: no profile was written: the shim does not load into %s (statically linked, "
-		             "set-user-ID, or it clears LD_PRELOAD); nothing to tune\n", T.cmd[0]);
+		             "set-user-ID, or it clears LD_PRELOAD); nothing to tune\n", tty_str(T.cmd[0]));
 		return 1;
 	}
 	return 0;
@@ -713,7 +713,7 @@ int cmd_tune(const struct command *self, int argc, char **argv)
 		return EXIT_USAGE;
 	T.cmd = argv + at;
 	if (!writable(T.out)) {
-		fprintf(stderr, "prefault tune: cannot write %s: %s\n", T.out, strerror(errno));
+		fprintf(stderr, "prefault tune: cannot write %s: %s\n", tty_str(T.out), strerror(errno));
 		return EXIT_USAGE;
 	}
 	for (s = 0; s < CAND_MAX_SITES; s++)
@@ -740,7 +740,7 @@ int cmd_tune(const struct command *self, int argc, char **argv)
 		if (!T.json)
 			progress_say("prefault tune: %s: %llu faults, %d site%s worth a rule, %d candidate%s; %d pair%s each%s, "
 			             "program output discarded\n",
-			             T.cmd[0], (unsigned long long)T.profile_faults, T.plan.nsites, T.plan.nsites == 1 ? "" : "s",
+			             tty_str(T.cmd[0]), (unsigned long long)T.profile_faults, T.plan.nsites, T.plan.nsites == 1 ? "" : "s",
 			             T.plan.ncands, T.plan.ncands == 1 ? "" : "s", T.pairs, T.pairs == 1 ? "" : "s",
 			             T.rank == RANK_TIME ? " after a warm-up" : "");
 	}

@@ -1,6 +1,7 @@
 /* compare.c: see compare.h. */
 #include "compare.h"
 #include "child.h"
+#include "fmt.h"
 #include "progress.h"
 #include "reports.h"
 #include <errno.h>
@@ -219,7 +220,7 @@ int compare_run(struct compare *c, int rounds, int warmup)
 			runs_of[s]++;
 			if (run_once(c, s, r) < 0) {
 				int e = errno;
-				progress_say("%s: cannot start %s: %s\n", "prefault", c->cmd[0], strerror(e));
+				progress_say("%s: cannot start %s: %s\n", "prefault", tty_str(c->cmd[0]), strerror(e));
 				c->failed = 126;
 				c->failed_wstatus = 126 << 8;
 				c->failed_side = s;
@@ -276,7 +277,8 @@ void compare_show_failure(const struct compare *c, const char *tool)
 	if (f) {
 		int shown = 0;
 		while (fgets(line, sizeof line, f) && shown < 20) {
-			progress_say("  | %s", line);
+			line[strcspn(line, "\n")] = '\0';
+			progress_say("  | %s\n", tty_str(line));
 			shown++;
 		}
 		fclose(f);

@@ -16,6 +16,16 @@ void human_size(char *out, size_t cap, uint64_t v)
 	sb_cstr(&sb);
 }
 
+const char *tty_str(const char *s)
+{
+	static char ring[4][16384]; /* (a path of 4 KiB, every byte escaped) */
+	static unsigned next;
+	struct sbuf sb;
+	sb_init(&sb, ring[next++ % 4], sizeof ring[0], -1);
+	sb_text(&sb, s ? s : "");
+	return sb_cstr(&sb);
+}
+
 void json_string(FILE *f, const char *s)
 {
 	size_t cap = strlen(s) * 6 + 3; /* every byte escaped as \u00XX, and the quotes */

@@ -6,6 +6,7 @@
  * So a build tree, an installed copy and a relocated DESTDIR all work.
  */
 #include "cli.h"
+#include "fmt.h"
 #include "policy_file.h"
 #include <dirent.h>
 #include <errno.h>
@@ -103,18 +104,18 @@ char *resolve_policy(const char *arg)
 	if (strchr(arg, '/') || regular_here(arg)) {
 		char *r = realpath(arg, NULL);
 		if (!r)
-			fprintf(stderr, "prefault: %s: %s\n", arg, strerror(errno));
+			fprintf(stderr, "prefault: %s: %s\n", tty_str(arg), strerror(errno));
 		return r;
 	}
 	if (strlen(arg) > 200) {
-		fprintf(stderr, "prefault: %s: no such policy\n", arg);
+		fprintf(stderr, "prefault: %s: no such policy\n", tty_str(arg));
 		return NULL;
 	}
 	policy_dirs(dirs, bufs);
 	snprintf(suffix, sizeof suffix, "/%s.policy", arg);
 	if (first_existing(path, sizeof path, dirs, suffix))
 		return realpath(path, NULL);
-	fprintf(stderr, "prefault: %s: not a file, nor a shipped policy (shipped: ", arg);
+	fprintf(stderr, "prefault: %s: not a file, nor a shipped policy (shipped: ", tty_str(arg));
 	list_shipped(stderr);
 	fprintf(stderr, ")\n");
 	return NULL;
@@ -134,7 +135,8 @@ void list_shipped(FILE *out)
 		while ((e = readdir(d))) {
 			size_t n = strlen(e->d_name);
 			if (n > 7 && !strcmp(e->d_name + n - 7, ".policy")) {
-				fprintf(out, "%s%.*s", first ? "" : ", ", (int)(n - 7), e->d_name);
+				e->d_name[n - 7] = '\0';
+				fprintf(out, "%s%s", first ? "" : ", ", tty_str(e->d_name));
 				first = 0;
 			}
 		}
@@ -156,13 +158,13 @@ int load_policy_file(const char *path, const char *shown, struct policy *pol)
 	int line, r = policy_file_read(path, buf, sizeof buf, &n);
 	if (r != PFR_OK) {
 		const char *why = policy_file_error(r);
-		fprintf(stderr, "%s: cannot use the policy: %s\n", shown,
+		fprintf(stderr, "%s: cannot use the policy: %s\n", tty_str(shown),
 		        r == PFR_ERRNO && !strcmp(why, "cannot read") ? strerror(errno) : why);
 		return -1;
 	}
 	line = policy_parse(buf, n, pol, &err);
 	if (line) {
-		fprintf(stderr, "%s:%d: %s\n", shown, line, err.msg);
+		fprintf(stderr, "%s:%d: %s\n", tty_str(shown), line, tty_str(err.msg));
 		return -1;
 	}
 	return 0;

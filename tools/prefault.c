@@ -3,6 +3,7 @@
  * command's usage line (options.c). */
 #include "cli.h"
 #include "child.h"
+#include "fmt.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -81,7 +82,7 @@ int main(int argc, char **argv)
 			child_exit(rc);
 		return rc;
 	}
-	fprintf(stderr, "prefault: unknown command '%s'\n\n", argv[1]);
+	fprintf(stderr, "prefault: unknown command '%s'\n\n", tty_str(argv[1]));
 	usage(stderr);
 	return EXIT_USAGE;
 }

@@ -197,7 +197,7 @@ static void text_rule(struct sbuf *sb, const struct rstat *rs, const char *suffi
 	for (k = 0; k < rs->nskip; k++)
 		sk += rs->skip[k];
 	sb_str(sb, "prefault:   rule ");
-	sb_str(sb, rs->name);
+	sb_text(sb, rs->name);
 	sb_str(sb, suffix);
 	sb_str(sb, ": ");
 	sb_u64(sb, rs->matched);
@@ -268,7 +268,7 @@ static void text_rule(struct sbuf *sb, const struct rstat *rs, const char *suffi
 				continue;
 			if (!first)
 				sb_str(sb, ", ");
-			sb_str(sb, rs->skip_name[k]);
+			sb_text(sb, rs->skip_name[k]);
 			sb_chr(sb, ' ');
 			sb_u64(sb, rs->skip[k]);
 			first = 0;
@@ -289,7 +289,7 @@ static uint64_t limit_of(const struct json *d)
 static void budget_line(struct sbuf *sb, const char *policy, uint64_t peak, uint64_t limit, const char *suffix)
 {
 	sb_str(sb, "prefault:   policy ");
-	sb_str(sb, policy);
+	sb_text(sb, policy);
 	sb_str(sb, "; budget peak ");
 	sb_size_human(sb, peak);
 	if (limit == LIMIT_UNKNOWN)
@@ -349,7 +349,7 @@ static void unmatched_line(struct sbuf *sb, uint64_t nm, uint64_t bm, uint64_t n
 static void note_line(struct sbuf *sb, const char *text)
 {
 	sb_str(sb, "prefault:   note: ");
-	sb_str(sb, text);
+	sb_text(sb, text);
 	sb_chr(sb, '\n');
 }
 
@@ -359,7 +359,7 @@ static void print_one(struct sbuf *sb, const struct json *d)
 	const struct json *r, *policy = json_get(d, "policy");
 	uint64_t minor = num(d, "faults.minor"), major = num(d, "faults.major");
 	sb_str(sb, "prefault: ");
-	sb_str(sb, json_str(json_get(d, "program"), "?"));
+	sb_text(sb, json_str(json_get(d, "program"), "?"));
 	sb_chr(sb, '[');
 	sb_u64(sb, num(d, "pid"));
 	sb_str(sb, "] ");
@@ -482,7 +482,7 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 	sb_str(sb, "prefault: ");
 	sb_u64(sb, (uint64_t)rs->n);
 	sb_str(sb, " processes (");
-	sb_str(sb, name);
+	sb_text(sb, name);
 	sb_chr(sb, '[');
 	sb_u64(sb, (uint64_t)root);
 	sb_str(sb, "] and its descendants), ");
@@ -504,7 +504,7 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 		sb_str(sb, "prefault:   heaviest processes:\n");
 		for (i = 0; i < rs->n && i < TOP; i++) {
 			sb_str(sb, "prefault:     ");
-			sb_str(sb, json_str(json_get(heavy[i], "program"), "?"));
+			sb_text(sb, json_str(json_get(heavy[i], "program"), "?"));
 			sb_chr(sb, '[');
 			sb_u64(sb, num(heavy[i], "pid"));
 			sb_str(sb, "]: ");
