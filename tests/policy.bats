@@ -355,3 +355,29 @@ open(path, "w").write(text)
 	run --separate-stderr "$PF" check "$pol"
 	[ "$status" -eq 2 ]
 }
+
+# Finding: run -p realtime silently used a file named realtime in the current directory,
+# even one owned by someone else in a shared directory, whose report key clobbered a file.
+@test "-p NAME is the shipped policy whatever the directory holds; ./NAME is the file, and the tool says which (issue 22 #8)" {
+	cd "$BATS_TEST_TMPDIR"
+	printf '[global]\nreport = %s/planted.json\n' "$BATS_TEST_TMPDIR" >streaming
+	run --separate-stderr "$PF" run -p streaming -- true
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[ ! -e planted.json ]
+	[[ "$stderr" == *"streaming is the shipped policy "*"/streaming.policy; for the file here, write ./streaming"* ]]
+	# the file, named as a path
+	run --separate-stderr "$PF" run -p ./streaming -- true
+	[ "$status" -eq 0 ]
+	[ -s planted.json ]
+	# a name that is not shipped is not looked up here: refused, nothing started, the way out said
+	cp streaming mine
+	run --separate-stderr "$PF" run -p mine -- touch started
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	[ ! -e started ]
+	[[ "$stderr" == *"mine: no shipped policy of that name"*"for the file here, write ./mine"* ]]
+	# check names the file it read
+	run --separate-stderr "$PF" check streaming
+	[[ "$output" == */policies/streaming.policy:\ rule\ * ]]
+}

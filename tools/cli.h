@@ -10,8 +10,10 @@
 
 /* paths.c: where the shim and the shipped policies are. */
 const char *find_shim(void);
-/* A policy argument: a path, or the name of a shipped policy.  Returns a
- * malloc'd absolute path, or NULL (with a message printed). */
+/* A policy argument: a path (it has a '/'), or the name of a shipped
+ * policy, never a file in the current directory (that is ./NAME; a note
+ * says which was taken when both exist).  Returns a malloc'd absolute
+ * path, or NULL (with a message printed). */
 char *resolve_policy(const char *arg);
 /* Read and parse; on error print FILE:LINE: msg and return -1. */
 int load_policy_file(const char *path, const char *shown, struct policy *pol);

@@ -20,23 +20,26 @@ int cmd_check(const struct command *self, int argc, char **argv)
 	}
 	for (i = 1; i <= n; i++) {
 		char *path = resolve_policy(argv[i]);
+		const char *shown;
 		int r;
 		if (!path) {
 			bad = 1;
 			continue;
 		}
-		/* Name the file as the user did, unless it was a shipped name. */
-		r = load_policy_file(path, strchr(argv[i], '/') ? argv[i] : path, &pol);
+		/* Name the file as the user did, unless it was a shipped name:
+		 * then the file it stands for. */
+		shown = strchr(argv[i], '/') ? argv[i] : path;
+		r = load_policy_file(path, shown, &pol);
 		if (r == 0) {
 			int k;
 			char line[2048];
 			if (pol.nrules == 0)
-				printf("%s: no rules (observe only)\n", tty_str(argv[i]));
+				printf("%s: no rules (observe only)\n", tty_str(shown));
 			for (k = 0; k < pol.nrules; k++) {
 				struct sbuf sb;
 				sb_init(&sb, line, sizeof line, -1);
 				policy_describe_rule(&sb, &pol, &pol.rules[k]);
-				printf("%s: %s\n", tty_str(argv[i]), tty_str(sb_cstr(&sb)));
+				printf("%s: %s\n", tty_str(shown), tty_str(sb_cstr(&sb)));
 			}
 		} else {
 			bad = 1;

@@ -377,7 +377,8 @@ static void policy_header(FILE *f, int nrules)
 	else if (nrules)
 		fprintf(f, "# Not confirmed against the program without prefault (%s).\n",
 		        T.stopped ? "stopped early" : "no time left");
-	fprintf(f, "# Check it with 'prefault check'; run with it: prefault run -p FILE -- CMD.\n");
+	fprintf(f, "# Check it with 'prefault check %s%s'; run with it: prefault run -p %s%s -- CMD.\n",
+	        strchr(T.out, '/') ? "" : "./", tty_str(T.out), strchr(T.out, '/') ? "" : "./", tty_str(T.out));
 }
 
 static int write_result(const char *path)

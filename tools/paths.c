@@ -88,36 +88,49 @@ static int policy_dirs(const char *out[4], char bufs[2][PATH_MAX + 32])
 	return 3;
 }
 
-/* A bare name that is a regular file here: the user means that file. */
-static int regular_here(const char *arg)
+/* A file of this name in the current directory (NAME or NAME.policy), which
+ * a bare name does not mean: "./NAME" does. */
+static const char *file_here(const char *arg)
 {
+	static char alt[300];
 	struct stat st;
-	return stat(arg, &st) == 0 && S_ISREG(st.st_mode);
+	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode))
+		return arg;
+	snprintf(alt, sizeof alt, "%s.policy", arg);
+	if (stat(alt, &st) == 0 && !S_ISDIR(st.st_mode))
+		return alt;
+	return NULL;
 }
 
 char *resolve_policy(const char *arg)
 {
 	char bufs[2][PATH_MAX + 32], path[2 * PATH_MAX + 512], suffix[300];
-	const char *dirs[4];
-	/* A path, or a file of that name here; anything else (a directory named
-	 * like a shipped policy, say) does not shadow the shipped one. */
-	if (strchr(arg, '/') || regular_here(arg)) {
+	const char *dirs[4], *here;
+	/* A path has a '/'.  A bare name is a shipped policy's, whatever the
+	 * current directory holds: a file there (planted in a shared directory,
+	 * say) is never taken for it. */
+	if (strchr(arg, '/')) {
 		char *r = realpath(arg, NULL);
 		if (!r)
 			fprintf(stderr, "prefault: %s: %s\n", tty_str(arg), strerror(errno));
 		return r;
 	}
-	if (strlen(arg) > 200) {
-		fprintf(stderr, "prefault: %s: no such policy\n", tty_str(arg));
-		return NULL;
-	}
+	here = strlen(arg) <= 200 ? file_here(arg) : NULL;
 	policy_dirs(dirs, bufs);
 	snprintf(suffix, sizeof suffix, "/%s.policy", arg);
-	if (first_existing(path, sizeof path, dirs, suffix))
-		return realpath(path, NULL);
-	fprintf(stderr, "prefault: %s: not a file, nor a shipped policy (shipped: ", tty_str(arg));
+	if (strlen(arg) <= 200 && first_existing(path, sizeof path, dirs, suffix)) {
+		char *r = realpath(path, NULL);
+		if (r && here) /* say which one: the user may have meant the other */
+			fprintf(stderr, "prefault: %s is the shipped policy %s; for the file here, write ./%s\n", tty_str(arg),
+			        tty_str(r), tty_str(here));
+		return r;
+	}
+	fprintf(stderr, "prefault: %s: no shipped policy of that name (shipped: ", tty_str(arg));
 	list_shipped(stderr);
-	fprintf(stderr, ")\n");
+	if (here)
+		fprintf(stderr, "); for the file here, write ./%s\n", tty_str(here));
+	else
+		fprintf(stderr, "); a file is named by a path (./%s)\n", tty_str(arg));
 	return NULL;
 }
 

@@ -10,9 +10,10 @@
 static const struct command commands[] = {
 	{ "run", cmd_run, "[-p POLICY] [-o REPORT] -- CMD [ARGS...]",
 	  "run CMD with the shim preloaded, and print its report once it exits;\n"
-	  "POLICY is a file or a shipped policy name; REPORT is stderr (ours, the\n"
-	  "default), none, or a path (%p pid, %e program; a .json path gives\n"
-	  "JSON).  Exit status is CMD's (128+N if signal N killed it).",
+	  "POLICY is a shipped policy's name, or a path (./my.policy); REPORT is\n"
+	  "stderr (ours, the default), none, or a path (%p pid, %e program; a\n"
+	  ".json path gives JSON).  Exit status is CMD's (128+N if signal N\n"
+	  "killed it).",
 	  CMD_PROGRAM | CMD_PROGRAM_STATUS },
 	{ "check", cmd_check, "POLICY...",
 	  "check policies: one line per rule, or FILE:LINE: what is wrong (exit 2)",
