@@ -39,7 +39,7 @@ load helpers
 	)
 	run --separate-stderr "$PF" check "$pol"
 	[ "$status" -eq 0 ]
-	[ "$output" = "$pol: rule pymalloc-arenas: call=mmap size=256K..1M map=anon,private prot=rw caller=python3*,libpython3* program=* -> populate" ]
+	[ "$output" = "$pol: report: stderr"$'\n'"$pol: rule pymalloc-arenas: call=mmap size=256K..1M map=anon,private prot=rw caller=python3*,libpython3* program=* -> populate" ]
 }
 
 @test "size forms: N, A..B, >=N, <=N, >N, <N, any, with K M G T" {
@@ -345,7 +345,7 @@ open(path, "w").write(text)
 	run --separate-stderr "$PF" check "$pol"
 	echo "status $status, output: $output, stderr: $stderr"
 	[ "$status" -eq 0 ]
-	[ "$output" = "$pol: rule big: call=any size=>=1M map=anon,private -> populate" ]
+	[ "${lines[1]}" = "$pol: rule big: call=any size=>=1M map=anon,private -> populate" ]
 	run --separate-stderr shimmed "$pol" "$PROBE" alloc mmap 4M
 	echo "shim: $output; $stderr"
 	[ -z "$stderr" ]

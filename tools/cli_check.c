@@ -1,11 +1,22 @@
-/* cli_check.c: `prefault check POLICY...`: one line per rule, or
- * FILE:LINE: what is wrong for each bad file (exit 2). */
+/* cli_check.c: `prefault check POLICY...`: where the report goes and one
+ * line per rule, or FILE:LINE: what is wrong for each bad file (exit 2). */
 #include "cli.h"
 #include "fmt.h"
 #include "sbuf.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Where the policy sends the report (unless PREFAULT_REPORT or run -o
+ * says otherwise). */
+static void print_report(const char *shown, const struct policy *pol)
+{
+	const char *r = pol->has_report ? pol->report : "stderr";
+	if (!strcmp(r, "stderr") || !strcmp(r, "none") || r[0] == '/')
+		printf("%s: report: %s%s\n", tty_str(shown), tty_str(r), pol->has_report ? "" : " (the default)");
+	else
+		printf("%s: report: %s (in the directory the program starts in)\n", tty_str(shown), tty_str(r));
+}
 
 int cmd_check(const struct command *self, int argc, char **argv)
 {
@@ -33,6 +44,7 @@ int cmd_check(const struct command *self, int argc, char **argv)
 		if (r == 0) {
 			int k;
 			char line[2048];
+			print_report(shown, &pol);
 			if (pol.nrules == 0)
 				printf("%s: no rules (observe only)\n", tty_str(shown));
 			for (k = 0; k < pol.nrules; k++) {

@@ -17,6 +17,7 @@
 #include "fmt.h"
 #include "reports.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,22 @@ static const char *report_dest(const char *opt)
 	if (pol && pol->has_report)
 		return pol->report;
 	return NULL;
+}
+
+/* A file the shim would refuse to write the report over (see os.h's
+ * os_open_report): there, not empty, and not an earlier report.  Said
+ * before the program starts, as the program may have closed its stderr by
+ * the time the shim finds out.  (A template, %p or %e, is left to the shim.) */
+static int foreign_file(const char *path)
+{
+	char head[12];
+	ssize_t n;
+	int fd;
+	if (strchr(path, '%') || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)) < 0)
+		return 0;
+	n = read(fd, head, sizeof head);
+	close(fd);
+	return n > 0 && !(n >= 8 && !memcmp(head, "prefault", 8)) && !(n == 12 && !memcmp(head, "{\"prefault\":", 12));
 }
 
 /* Why there is nothing to print. */
@@ -72,6 +89,11 @@ int cmd_run(const struct command *self, int argc, char **argv)
 	if (prepare_env(policy, NULL) < 0)
 		return EXIT_USAGE;
 	dest = report_dest(report);
+	if (dest && strcmp(dest, "stderr") && strcmp(dest, "none") && foreign_file(dest)) {
+		fprintf(stderr, "prefault run: the report would go to %s, which is there and is not a prefault report: "
+		                "not overwritten (name another with -o)\n", tty_str(dest));
+		return EXIT_USAGE;
+	}
 	if (dest && strcmp(dest, "stderr")) {
 		/* none, or files the shim writes itself: nothing to print. */
 		setenv("PREFAULT_REPORT", dest, 1);
