@@ -186,3 +186,29 @@ load helpers
 	grep -q 'the program failed with the policy (run 1): exit status 3' <<<"$stderr"
 	grep -q 'boom-XYZ' <<<"$stderr"
 }
+
+# Finding: a '%' in $TMPDIR (%p, %e, %%) was expanded by the shim inside the tool's private
+# report directory, so every report was lost, and trial counted the shim's own work as the
+# program's faults.
+@test "a '%' in TMPDIR: trial, run and profile still read every report (issue 22 #9)" {
+	tmp="$BATS_TEST_TMPDIR/t%p%e%%x"
+	mkdir "$tmp"
+	pol=$(policy pop <<<$'[global]\nreport = none\n[rule big]\nsize = >=16M\naction = populate')
+	TMPDIR="$tmp" run --separate-stderr "$PF" trial -n 1 -p "$pol" --json -- "$PROBE" alloc mmap 64M
+	echo "status $status, output: $output, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	j="$BATS_TEST_TMPDIR/t.json"
+	echo "$output" >"$j"
+	without=$(jget "$j" "int(d['faults_in_program']['without']['median'])")
+	with=$(jget "$j" "int(d['faults_in_program']['with']['median'])")
+	[ "$without" -ge 16000 ]
+	[ "$with" -lt $((without / 5)) ]
+	TMPDIR="$tmp" run --separate-stderr "$PF" run -- sh -c 'exit 0'
+	echo "run: $stderr"
+	[[ "$stderr" == "prefault: sh["*" faults "* ]]
+	TMPDIR="$tmp" run --separate-stderr "$PF" profile -- "$PROBE" alloc mmap 4M
+	echo "profile: $stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"pfprobe [1 process]"* ]]
+	[ -z "$(ls -A "$tmp")" ]
+}

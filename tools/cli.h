@@ -9,7 +9,14 @@
 #define EXIT_USAGE 2
 
 /* paths.c: where the shim and the shipped policies are. */
+/* The shim's path as the loader may be handed it in LD_PRELOAD: where the
+ * shim is, or, when that path holds a space, ':' or '$', a link to it in a
+ * private directory (removed at exit, or by shim_alias_remove).
+ * PREFAULT_SHIM, when set, is handed on as it is (it may be a list: a
+ * sanitizer's runtime first).  NULL if there is none (a message may have
+ * been printed). */
 const char *find_shim(void);
+void shim_alias_remove(void);
 /* A policy argument: a path (it has a '/'), or the name of a shipped
  * policy, never a file in the current directory (that is ./NAME; a note
  * says which was taken when both exist).  Returns a malloc'd absolute
@@ -18,6 +25,16 @@ char *resolve_policy(const char *arg);
 /* Read and parse; on error print FILE:LINE: msg and return -1. */
 int load_policy_file(const char *path, const char *shown, struct policy *pol);
 void list_shipped(FILE *out);
+
+/* cause.c: why the shim cannot load into PROGRAM (argv[0], looked up in
+ * PATH), as read from its file: statically linked, set-user-ID or -group-ID,
+ * file capabilities; a sentence ending in "(checked)...".  NULL if the file
+ * shows no such cause. */
+const char *shim_cannot_load(const char *program);
+/* Why PROGRAM, which ended with wait status WSTATUS, left no report: killed
+ * by a signal, one of the causes above, or what is left once they are ruled
+ * out.  A clause for after "...: ", in buf. */
+const char *why_no_report(const char *program, int wstatus, char *buf, size_t cap);
 
 /* env.c: the environment a program runs in under the shim. */
 int prepare_env(const char *policy_arg, const char *report);

@@ -97,7 +97,8 @@ int cmd_profile(const struct command *self, int argc, char **argv)
 		fprintf(stderr, "prefault profile: %s ran %.1f s; %d profile%s read\n", tty_str(argv[i]), p.wall_s, p.nproc,
 		        p.nproc == 1 ? "" : "s");
 	if (p.nproc == 0) {
-		fprintf(stderr, "prefault profile: no profile was written (a static binary, or a set-user-ID program?)\n");
+		char why[400];
+		fprintf(stderr, "prefault profile: no profile was written: %s\n", why_no_report(argv[i], p.status, why, sizeof why));
 		return rc ? rc : 1;
 	}
 	snprintf(cmd, sizeof cmd, "%s", tty_str(argv[i]));

@@ -57,19 +57,18 @@ static int foreign_file(const char *path)
 	return n > 0 && !(n >= 8 && !memcmp(head, "prefault", 8)) && !(n == 12 && !memcmp(head, "{\"prefault\":", 12));
 }
 
-/* Why there is nothing to print. */
-static void no_report(const char *prog, const struct child_result *r)
+/* Why there is nothing to print: what was checked, never a guess. */
+static void no_report(const char *cmd, const char *prog, const struct child_result *r)
 {
+	char why[400];
 	if (WIFSIGNALED(r->status))
 		fprintf(stderr,
 		        "prefault: %s[%d] was killed by signal %d (%s): no report (the shim reports at exit, "
 		        "which a signal's default action skips)\n",
 		        tty_str(prog), (int)r->pid, WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
 	else
-		fprintf(stderr,
-		        "prefault: %s[%d] wrote no report (a statically linked or set-user-ID program, or one that "
-		        "cleared LD_PRELOAD)\n",
-		        tty_str(prog), (int)r->pid);
+		fprintf(stderr, "prefault: %s[%d] wrote no report: %s\n", tty_str(prog), (int)r->pid,
+		        why_no_report(cmd, r->status, why, sizeof why));
 }
 
 int cmd_run(const struct command *self, int argc, char **argv)
@@ -100,8 +99,8 @@ int cmd_run(const struct command *self, int argc, char **argv)
 	} else {
 		dir = scratch_dir("run", 1);
 		if (dir) {
-			char *spec_path;
-			if (asprintf(&spec_path, "%s/%%p.json", dir) < 0) {
+			char *spec_path = scratch_template(dir, "%p.json");
+			if (!spec_path) {
 				perror("prefault run");
 				scratch_clean(dir, 1);
 				return EXIT_USAGE;
@@ -133,7 +132,7 @@ int cmd_run(const struct command *self, int argc, char **argv)
 			if (rs.n || rs.unreadable)
 				reports_print(2, &rs, r.pid, prog, r.wall_s);
 			else
-				no_report(prog, &r);
+				no_report(argv[i], prog, &r);
 			reports_free(&rs);
 		}
 		scratch_clean(dir, 1);

@@ -208,7 +208,7 @@ static int trouble(const char *what)
 static int trial_candidate(int s, int k, int idx, int total)
 {
 	const char *labels[2] = { "best so far", "candidate" };
-	char a[4400], b[4400], what[400], sshort[300], why[320];
+	char a[4400], b[4400], what[400], sshort[300], why[320], nowhy[400];
 	const char *pols[2] = { a, b };
 	struct tried *t = &T.tried[T.ntried];
 	struct keep_input in;
@@ -240,8 +240,8 @@ static int trial_candidate(int s, int k, int idx, int total)
 	/* Observe mode (the first best so far) loads the shim: if it wrote no
 	 * report, it never loaded, and no policy can do anything here. */
 	if (C.side[0].runs[0].reports == 0) {
-		progress_say("prefault tune: the shim wrote no report: it does not load into %s (statically linked, "
-		             "set-user-ID, or it clears LD_PRELOAD); nothing to tune\n", tty_str(T.cmd[0]));
+		progress_say("prefault tune: the shim wrote no report: %s; nothing to tune\n",
+		             why_no_report(T.cmd[0], C.side[0].runs[0].status, nowhy, sizeof nowhy));
 		t->verdict = V_REJECTED;
 		snprintf(t->why, sizeof t->why, "the shim does not load into the program");
 		return 1;
@@ -673,8 +673,9 @@ static int profile_once(struct profiled *p)
 		return C.failed;
 	}
 	if (p->nproc == 0) {
-		progress_say("prefault tune: no profile was written: the shim does not load into %s (statically linked, "
-		             "set-user-ID, or it clears LD_PRELOAD); nothing to tune\n", tty_str(T.cmd[0]));
+		char why[400];
+		progress_say("prefault tune: no profile was written: %s; nothing to tune\n",
+		             why_no_report(T.cmd[0], p->status, why, sizeof why));
 		return 1;
 	}
 	return 0;

@@ -55,6 +55,12 @@ int compare_open(struct compare *c, char **cmd, const char *tool)
 	}
 	snprintf(c->repdir, sizeof c->repdir, "%s", rep);
 	free(rep);
+	c->spec = scratch_template(c->repdir, "%p.json");
+	if (!c->spec) {
+		fprintf(stderr, "%s: out of memory\n", tool);
+		compare_close(c);
+		return -1;
+	}
 	/* What the caller's environment says about the shim is ours to set. */
 	unsetenv("PREFAULT_POLICY");
 	unsetenv("PREFAULT_REPORT");
@@ -75,6 +81,8 @@ static void free_sides(struct compare *c)
 void compare_close(struct compare *c)
 {
 	free_sides(c);
+	free(c->spec);
+	c->spec = NULL;
 	if (c->dir) {
 		scratch_clean(c->repdir, 1);
 		scratch_clean(c->dir, 1);
@@ -119,12 +127,11 @@ static void set_side_env(void *arg)
 	const struct side_env *e = arg;
 	const struct side *d = &e->c->side[e->s];
 	const char *shim = find_shim(), *pad = NULL;
-	char spec[4400];
+	const char *spec = e->c->spec;
 	int s;
 	for (s = 0; s < e->c->nsides; s++)
 		if (e->c->side[s].policy)
 			pad = e->c->side[s].policy;
-	snprintf(spec, sizeof spec, "%s/%%p.json", e->c->repdir);
 	if (d->policy) {
 		setenv("PREFAULT_POLICY", d->policy, 1);
 		setenv("PREFAULT_REPORT", spec, 1);

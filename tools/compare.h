@@ -50,6 +50,7 @@ struct compare {
 	char **cmd;
 	char *dir; /* scratch: the last run's stderr, r/ the reports, the caller's files */
 	char errfile[4200], repdir[4200];
+	char *spec; /* repdir's report path template for the shim */
 	int nsides;
 	struct side side[SIDES_MAX];
 	double deadline; /* mono_s(): start no run that would end after it; 0: none */

@@ -51,6 +51,54 @@ static int first_existing(char *out, size_t cap, const char *const *cands, const
 	return 0;
 }
 
+/* The loader splits LD_PRELOAD at ' ' and ':' and expands '$ORIGIN',
+ * '$LIB' and '$PLATFORM' in it: a path with one of these would load
+ * something else (a relative "x/libprefault.so" from the program's current
+ * directory, say). */
+static int loader_safe(const char *path) { return !strpbrk(path, " :$"); }
+
+static char alias_dir[PATH_MAX], alias[PATH_MAX + 32];
+
+void shim_alias_remove(void)
+{
+	if (alias[0])
+		unlink(alias);
+	if (alias_dir[0])
+		rmdir(alias_dir);
+	alias[0] = alias_dir[0] = '\0';
+}
+
+/* A link to the shim whose path the loader takes as it is: in a private
+ * directory (mode 0700) of our own, removed when the tool exits. */
+static const char *make_alias(const char *shim)
+{
+	const char *tmp = getenv("TMPDIR"), *bases[4];
+	int i, n = 0;
+	if (tmp && tmp[0] == '/' && loader_safe(tmp))
+		bases[n++] = tmp;
+	bases[n++] = "/dev/shm";
+	bases[n++] = "/tmp";
+	for (i = 0; i < n; i++) {
+		snprintf(alias_dir, sizeof alias_dir, "%s/prefault-shim.XXXXXX", bases[i]);
+		if (!mkdtemp(alias_dir)) {
+			alias_dir[0] = '\0';
+			continue;
+		}
+		snprintf(alias, sizeof alias, "%s/libprefault.so", alias_dir);
+		if (loader_safe(alias) && symlink(shim, alias) == 0) {
+			atexit(shim_alias_remove);
+			return alias;
+		}
+		alias[0] = '\0';
+		rmdir(alias_dir);
+		alias_dir[0] = '\0';
+	}
+	fprintf(stderr, "prefault: the shim's path %s holds a space, ':' or '$', which the loader would split or "
+	        "expand, and no private directory for a link to it could be made (%s): install it elsewhere\n",
+	        tty_str(shim), strerror(errno));
+	return NULL;
+}
+
 const char *find_shim(void)
 {
 	static char path[PATH_MAX + 64];
@@ -59,6 +107,8 @@ const char *find_shim(void)
 	const char *cands[4];
 	if (env && *env)
 		return env;
+	if (alias[0])
+		return alias;
 	snprintf(a, sizeof a, "%s", self_dir());
 	snprintf(b, sizeof b, "%s/../lib/prefault", self_dir());
 	cands[0] = a;
@@ -74,7 +124,7 @@ const char *find_shim(void)
 			free(r);
 		}
 	}
-	return path;
+	return loader_safe(path) ? path : make_alias(path);
 }
 
 static int policy_dirs(const char *out[4], char bufs[2][PATH_MAX + 32])

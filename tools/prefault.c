@@ -79,6 +79,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], c->name))
 			continue;
 		rc = c->fn(c, argc - 1, argv + 1);
+		shim_alias_remove(); /* (before child_exit, which may die of a signal) */
 		if (c->flags & CMD_PROGRAM_STATUS)
 			child_exit(rc);
 		return rc;

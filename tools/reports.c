@@ -49,6 +49,22 @@ char *scratch_dir(const char *what, int in_memory)
 	return d;
 }
 
+char *scratch_template(const char *dir, const char *file)
+{
+	size_t n = strlen(dir), k = 0, i;
+	char *t = malloc(2 * n + strlen(file) + 2);
+	if (!t)
+		return NULL;
+	for (i = 0; i < n; i++) { /* the shim reads %p, %e and %% in it */
+		t[k++] = dir[i];
+		if (dir[i] == '%')
+			t[k++] = '%';
+	}
+	t[k++] = '/';
+	strcpy(t + k, file);
+	return t;
+}
+
 void scratch_clean(const char *dir, int rm_dir)
 {
 	DIR *d = opendir(dir);

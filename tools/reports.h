@@ -21,6 +21,10 @@ struct report_set {
  * /tmp; with in_memory (for reports: small files, one per process), /dev/shm
  * when it is a tmpfs.  A malloc'd path, or NULL with errno set. */
 char *scratch_dir(const char *what, int in_memory);
+/* dir/file as a report or profile path template for the shim: a '%' of
+ * dir's (from $TMPDIR) doubled, so only file's %p and %e are read.
+ * malloc'd, or NULL. */
+char *scratch_template(const char *dir, const char *file);
 /* Remove the files in dir, and dir itself if rm_dir. */
 void scratch_clean(const char *dir, int rm_dir);
 
