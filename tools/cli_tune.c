@@ -20,7 +20,8 @@
  *     table of everything tried (--json: the same for machines).
  * The program's output is discarded; a failing program is reported with
  * its exit status and tune stops with it.  -t bounds the whole run: no run
- * starts that would not end in time, and what was done is kept.  Ctrl-C
+ * starts that would not end in time, a run still going at the deadline is
+ * stopped (with the program's tree), and what was done is kept.  Ctrl-C
  * writes the best policy found so far.
  */
 #include "cli.h"
@@ -662,6 +663,12 @@ static int profile_once(struct profiled *p)
 		             strsignal(sig));
 		return 0;
 	}
+	if (child_timed_out()) {
+		T.stopped = "time budget";
+		progress_say("prefault tune: the time budget (-t %g) ran out while profiling: the program was stopped, "
+		             "nothing found yet\n", T.budget);
+		return 0;
+	}
 	if (p->status != 0) {
 		C.failed = child_exit_code(p->status);
 		C.failed_wstatus = p->status;
@@ -723,8 +730,9 @@ int cmd_tune(const struct command *self, int argc, char **argv)
 	if (compare_open(&C, T.cmd, "prefault tune") < 0)
 		return EXIT_USAGE;
 	progress_begin("prefault tune");
-	if (T.budget > 0) {
+	if (T.budget > 0) { /* no run starts that would end later, and none goes on past it */
 		C.deadline = t0 + T.budget;
+		child_set_deadline(C.deadline);
 		progress_deadline(C.deadline);
 	}
 	rc = profile_once(&prof);

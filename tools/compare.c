@@ -239,6 +239,10 @@ int compare_run(struct compare *c, int rounds, int warmup)
 				c->stopped = sig;
 				return -1;
 			}
+			if (child_timed_out()) { /* stopped at the deadline: not a result */
+				c->out_of_time = 1;
+				return -1;
+			}
 			if (r->status != 0) {
 				c->failed = child_exit_code(r->status);
 				c->failed_wstatus = r->status;
