@@ -57,18 +57,26 @@ static int foreign_file(const char *path)
 	return n > 0 && !(n >= 8 && !memcmp(head, "prefault", 8)) && !(n == 12 && !memcmp(head, "{\"prefault\":", 12));
 }
 
-/* Why there is nothing to print: what was checked, never a guess. */
-static void no_report(const char *cmd, const char *prog, const struct child_result *r)
+static uint64_t tree_faults(const struct child_result *r)
+{
+	return (uint64_t)r->ru.ru_minflt + (uint64_t)r->ru.ru_majflt;
+}
+
+/* Why the program started wrote no report: what was checked, never a
+ * guess.  others: other processes of its tree did. */
+static void no_report(const char *cmd, const char *prog, const struct child_result *r, int others)
 {
 	char why[400];
-	if (WIFSIGNALED(r->status))
+	if (WIFSIGNALED(r->status) && !others)
 		fprintf(stderr,
 		        "prefault: %s[%d] was killed by signal %d (%s): no report (the shim reports at exit, "
 		        "which a signal's default action skips)\n",
 		        tty_str(prog), (int)r->pid, WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
 	else
-		fprintf(stderr, "prefault: %s[%d] wrote no report: %s\n", tty_str(prog), (int)r->pid,
-		        why_no_report(cmd, r->status, why, sizeof why));
+		fprintf(stderr, "prefault:%s%s[%d]%s wrote no report: %s\n", others ? "   note: " : " ", tty_str(prog),
+		        (int)r->pid, others ? ", the program started," : "", why_no_report(cmd, r->status, why, sizeof why));
+	if (!others)
+		fprintf(stderr, "prefault:   its tree took %llu faults (from wait4)\n", (unsigned long long)tree_faults(r));
 }
 
 int cmd_run(const struct command *self, int argc, char **argv)
@@ -130,9 +138,9 @@ int cmd_run(const struct command *self, int argc, char **argv)
 		prog = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
 		if (!r.exec_errno && reports_load(dir, &rs) == 0) {
 			if (rs.n || rs.unreadable)
-				reports_print(2, &rs, r.pid, prog, r.wall_s);
-			else
-				no_report(argv[i], prog, &r);
+				reports_print(2, &rs, r.pid, prog, r.wall_s, tree_faults(&r));
+			if (!reports_has_pid(&rs, r.pid))
+				no_report(argv[i], prog, &r, rs.n + rs.unreadable > 0);
 			reports_free(&rs);
 		}
 		scratch_clean(dir, 1);

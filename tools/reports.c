@@ -540,7 +540,38 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 	free(notes);
 }
 
-void reports_print(int fd, const struct report_set *rs, pid_t root, const char *root_name, double wall_s)
+int reports_has_pid(const struct report_set *rs, pid_t pid)
+{
+	int i;
+	for (i = 0; i < rs->n; i++)
+		if ((pid_t)num(rs->docs[i], "pid") == pid)
+			return 1;
+	return 0;
+}
+
+/* Faults the tree took that no report holds: said when there are enough of
+ * them that the start-up before the shim in each process (tens to hundreds
+ * of faults: exec, the loader) cannot be all there is. */
+#define UNREPORTED_MIN 1000
+static void unreported_line(struct sbuf *sb, const struct report_set *rs, uint64_t tree)
+{
+	uint64_t sum = 0, left;
+	int i;
+	for (i = 0; i < rs->n; i++)
+		sum += total_faults(rs->docs[i]);
+	left = tree > sum ? tree - sum : 0;
+	if (left < UNREPORTED_MIN || left * 10 < tree)
+		return;
+	sb_str(sb, "prefault:   not in any report: ");
+	sb_u64(sb, left);
+	sb_str(sb, " of the tree's ");
+	sb_u64(sb, tree);
+	sb_str(sb, " faults (from wait4): processes that wrote no report (killed before it, or without the shim), "
+	           "and start-up before the shim\n");
+}
+
+void reports_print(int fd, const struct report_set *rs, pid_t root, const char *root_name, double wall_s,
+                   uint64_t tree_faults)
 {
 	char buf[4096];
 	struct sbuf sb;
@@ -549,6 +580,7 @@ void reports_print(int fd, const struct report_set *rs, pid_t root, const char *
 		print_one(&sb, rs->docs[0]);
 	else if (rs->n > 1)
 		print_tree(&sb, rs, root, root_name, wall_s);
+	unreported_line(&sb, rs, tree_faults);
 	if (rs->unreadable) {
 		sb_str(&sb, rs->n ? "prefault:   note: " : "prefault: ");
 		sb_u64(&sb, (uint64_t)rs->unreadable);

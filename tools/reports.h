@@ -35,8 +35,13 @@ void reports_free(struct report_set *rs);
 /* One report: the text the shim would have written.  Several: a summary
  * (processes, faults, the heaviest processes, rules summed, notes).
  * root and root_name name the program we started, wall_s is how long it
- * ran.  Written to fd with write(2). */
-void reports_print(int fd, const struct report_set *rs, pid_t root, const char *root_name, double wall_s);
+ * ran, tree_faults what wait4 says the tree took: when the reports hold
+ * much less, a line says how much is in none of them (processes killed
+ * before their report, say).  Written to fd with write(2). */
+void reports_print(int fd, const struct report_set *rs, pid_t root, const char *root_name, double wall_s,
+                   uint64_t tree_faults);
+/* Is there a report of process pid? */
+int reports_has_pid(const struct report_set *rs, pid_t pid);
 
 /* faults.in_prefault of one report: taken by the shim's own work (0 if absent). */
 uint64_t report_in_prefault(const struct json *doc);
