@@ -212,3 +212,25 @@ load helpers
 	[[ "$stderr" == *"pfprobe [1 process]"* ]]
 	[ -z "$(ls -A "$tmp")" ]
 }
+
+# Finding: bench accepted any size up to 64G whatever memory was free: bench -r 1 1G in a
+# 512 MiB cgroup was OOM-killed with no message (on a shared machine the OOM killer may
+# pick someone else's process).
+@test "bench refuses a buffer larger than the memory available or the cgroup's room, and says both (issue 22 #15)" {
+	# in a small cgroup first (the OOM killer, should the check fail, then stays inside it)
+	st=99
+	[ "$(id -u)" -ne 0 ] || in_small_cgroup $((256 << 20)) "$PF" bench -r 1 512M 2>"$BATS_TEST_TMPDIR/err" >/dev/null || st=$?
+	if [ "$st" -ne 99 ]; then
+		cat "$BATS_TEST_TMPDIR/err"
+		[ "$st" -eq 2 ]
+		grep -q "the cgroup has .* left under its limit of 256 MiB" "$BATS_TEST_TMPDIR/err"
+		in_small_cgroup $((256 << 20)) "$PF" bench -r 1 16M >/dev/null # what fits still runs
+	fi
+	avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+	big=$(( (avail / 1024 / 1024) + 2 ))G
+	run --separate-stderr "$PF" bench -r 1 "$big"
+	echo "$big: status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "prefault bench: a "*" buffer does not fit: MemAvailable is "* ]]
+}
