@@ -268,3 +268,22 @@ checked() {
 	checked "$BATS_TEST_TMPDIR/u.policy"
 	! pgrep -f 'sleep 61.5' || false
 }
+
+# Minor finding of issue 22: tune -o /dev/full printed "cannot write", then "wrote a
+# policy", and exited 1.  The audit found profile's -o, --svg and --folded failing there
+# silently (exit 1, nothing said).
+@test "an output that cannot be written is said, never claimed written: tune -o, profile -o/--svg/--folded/--suggest (issue 22 minor)" {
+	run --separate-stderr "$PF" tune --rank faults -n 1 -o /dev/full -- true
+	echo "status $status, output: $output, stderr: $stderr"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"prefault tune: cannot write /dev/full: No space left on device"* ]]
+	[[ "$output" != *wrote* ]]
+	grep -q '^policy: /dev/full (0 rules): not written$' <<<"$output"
+	for o in -o --svg --folded --suggest; do
+		run --separate-stderr "$PF" profile "$o" /dev/full -- true
+		echo "$o: status $status, stderr: $stderr"
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == *"prefault profile: cannot write /dev/full: No space left on device"* ]]
+		[[ "$stderr" != *"wrote /dev/full"* ]]
+	done
+}

@@ -426,15 +426,12 @@ static int write_result(const char *path)
 			        (t->rb.med - T.site_ref_rss[s].med) / 1024);
 		fputs(c->rule, f);
 	}
-	if (fclose(f) != 0) {
-		progress_say("prefault tune: cannot write %s: %s\n", tty_str(path), strerror(errno));
-		return -1;
-	}
-	return 0;
+	return close_output(f, path, "prefault tune");
 }
 
-static void print_table(void)
+static void print_table(int written)
 {
+	const char *none = written ? "wrote a policy with no rules" : "a policy with no rules, not written";
 	int i, s = -1;
 	char ratio[64], fc[64], rc[64];
 	printf("\nprefault tune: %s: %d site%s worth a rule, %d candidate%s; ranked by %s\n", tty_str(T.cmd[0]), T.plan.nsites,
@@ -486,15 +483,16 @@ static void print_table(void)
 		printf("%d lighter site%s (under %.0f%% of the faults each) not tried: no rule for %s could gain that much\n",
 		       T.plan.skipped_light, T.plan.skipped_light == 1 ? "" : "s", 100 * CAND_MIN_SHARE,
 		       T.plan.skipped_light == 1 ? "it" : "them");
+	/* (say "wrote" only of a policy that was written) */
 	if (T.conf.dropped)
-		printf("the combined policy is not faster than the program without prefault: wrote a policy with no rules\n");
+		printf("the combined policy is not faster than the program without prefault: %s\n", none);
 	else if (!nchosen() && T.stopped)
-		printf("nothing kept before tune stopped: wrote a policy with no rules\n");
+		printf("nothing kept before tune stopped: %s\n", none);
 	else if (!nchosen())
-		printf("nothing helped: %s\n", T.plan.nsites ? "no candidate earned its place; wrote a policy with no rules" :
-		                                                "no mapping site takes enough of the faults; wrote a policy "
-		                                                "with no rules");
-	printf("policy: %s (%d rule%s)\n", tty_str(T.out), T.conf.dropped ? 0 : nchosen(), (T.conf.dropped ? 0 : nchosen()) == 1 ? "" : "s");
+		printf("nothing helped: %s; %s\n", T.plan.nsites ? "no candidate earned its place" :
+		                                    "no mapping site takes enough of the faults", none);
+	printf("policy: %s (%d rule%s)%s\n", tty_str(T.out), T.conf.dropped ? 0 : nchosen(),
+	       (T.conf.dropped ? 0 : nchosen()) == 1 ? "" : "s", written ? "" : ": not written");
 }
 
 static void json_spread(const char *key, struct spread s)
@@ -515,7 +513,7 @@ static void json_sides(const char *key, int n, const char *const *names, const s
 	putchar('}');
 }
 
-static void print_json(void)
+static void print_json(int written)
 {
 	static const char *const ba[] = { "before", "after" }, *const woc[] = { "without", "observe", "with" };
 	int i, k, s;
@@ -592,7 +590,7 @@ static void print_json(void)
 	} else {
 		printf("null");
 	}
-	printf(",\"rules\":%d}\n", T.conf.dropped ? 0 : nchosen());
+	printf(",\"rules\":%d,\"written\":%s}\n", T.conf.dropped ? 0 : nchosen(), written ? "true" : "false");
 }
 
 /* ---- the command ---- */
@@ -786,9 +784,9 @@ int cmd_tune(const struct command *self, int argc, char **argv)
 	progress_end();
 	rc = write_result(T.out);
 	if (T.json)
-		print_json();
+		print_json(rc == 0);
 	else
-		print_table();
+		print_table(rc == 0);
 	fflush(stdout);
 	compare_close(&C);
 	if (rc < 0)

@@ -41,6 +41,19 @@ void json_string(FILE *f, const char *s)
 	free(buf);
 }
 
+int close_output(FILE *f, const char *path, const char *tool)
+{
+	int bad = ferror(f), e = errno;
+	if (fclose(f) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (!bad)
+		return 0;
+	fprintf(stderr, "%s: cannot write %s: %s\n", tool, tty_str(path), strerror(e ? e : EIO));
+	return -1;
+}
+
 void write_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;

@@ -16,6 +16,10 @@ void human_size(char *out, size_t cap, uint64_t v);
 const char *tty_str(const char *s);
 /* A JSON string literal, quotes included (valid UTF-8, always). */
 void json_string(FILE *f, const char *s);
+/* Close an output file the tool wrote with stdio: 0, or -1 with "TOOL:
+ * cannot write PATH: why" said, if any write or the close failed (a full
+ * disk, /dev/full): a file that is not whole is never reported written. */
+int close_output(FILE *f, const char *path, const char *tool);
 /* All of buf to fd with write(2), again after EINTR; gives up on an error
  * (no stdio, no malloc: safe beside a fork and in a child before exec). */
 void write_all(int fd, const void *buf, size_t n);

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "candidates.h"
 #include "fmt.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,12 +69,15 @@ int write_suggestion(const char *path, const struct profile *m, char **cmd)
 		return -1;
 	}
 	f = fopen(path, "w");
-	if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
-		perror(path);
+	if (!f) {
+		fprintf(stderr, "prefault profile: cannot write %s: %s\n", tty_str(path), strerror(errno));
 		free(text);
 		return -1;
 	}
-	fprintf(stderr, "prefault profile: wrote %s (%d rule%s, untested)\n", tty_str(path), nrules, nrules == 1 ? "" : "s");
+	fwrite(text, 1, len, f);
 	free(text);
+	if (close_output(f, path, "prefault profile") < 0) /* (a short write shows in ferror) */
+		return -1;
+	fprintf(stderr, "prefault profile: wrote %s (%d rule%s, untested)\n", tty_str(path), nrules, nrules == 1 ? "" : "s");
 	return 0;
 }
