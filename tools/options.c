@@ -14,6 +14,7 @@
  *   usage: prefault NAME SYNOPSIS
  * -h and --help print the usage line on stdout and exit 0. */
 #include "cli.h"
+#include "fmt.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +91,7 @@ int opt_parse(const struct command *c, int argc, char **argv, const struct opt *
 		}
 		o = find_opt(opts, a);
 		if (!o) {
-			fprintf(stderr, "prefault %s: unknown option %s\n", c->name, a);
+			fprintf(stderr, "prefault %s: unknown option %s\n", c->name, tty_str(a));
 			return usage_error(c);
 		}
 		if (o->kind != OPT_FLAG && ++i == argc) {
