@@ -234,7 +234,9 @@ static void wait_end(pid_t pid)
 	sigaddset(&chld, SIGCHLD);
 	for (;;) {
 		siginfo_t si;
-		struct timespec ts, *tsp = NULL;
+		/* (a second at most: should another thread of ours, one a
+		 * preloaded library started, take SIGCHLD, nothing hangs) */
+		struct timespec ts = { 1, 0 };
 		int w;
 		memset(&si, 0, sizeof si);
 		w = waitid(P_PID, (id_t)pid, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT);
@@ -261,14 +263,13 @@ static void wait_end(pid_t pid)
 				phase = 2;
 			}
 			left = (phase == 0 ? deadline : next) - now;
-			if (phase < 2) {
+			if (phase < 2 && left < 1) {
 				left = left < 0.001 ? 0.001 : left;
-				ts.tv_sec = (time_t)left;
-				ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-				tsp = &ts;
+				ts.tv_sec = 0;
+				ts.tv_nsec = (long)(left * 1e9);
 			}
 		}
-		sigtimedwait(&chld, NULL, tsp); /* a child's news, a signal of ours, or the time */
+		sigtimedwait(&chld, NULL, &ts); /* a child's news, a signal of ours, or the time */
 	}
 }
 
