@@ -48,8 +48,8 @@ PURE_SRC := shim/policy.c shim/policy_file.c shim/glob.c shim/sbuf.c
 # The command-line tool, top to bottom: the commands, then what they share.
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.c tools/cli_tune.c tools/cli_trial.c \
            tools/cli_bench.c tools/suggest.c tools/candidates.c tools/profile_run.c tools/profile_out.c tools/profile_data.c tools/compare.c \
-           tools/decide.c tools/reports.c tools/json.c tools/child.c tools/env.c tools/paths.c tools/progress.c \
-           tools/fmt.c tools/spread.c tools/io.c
+           tools/decide.c tools/reports.c tools/json.c tools/child.c tools/proctree.c tools/cause.c tools/env.c tools/paths.c tools/progress.c \
+           tools/options.c tools/fmt.c tools/spread.c tools/io.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
           $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
           $(BUILD)/probes/libcount.so $(BUILD)/probes/costprobe $(BUILD)/probes/libfwd.so

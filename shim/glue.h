@@ -91,8 +91,8 @@ size_t boot_size(const void *p);
  * thread's start is counted as its clone3 (glibc also maps its stack). */
 #define PF_SYSCALLS(X)                                                                   \
 	X(mmap) X(munmap) X(mremap) X(madvise) X(mprotect) X(mlock) X(mlock2) X(munlock)  \
-	X(mlockall) X(munlockall) X(mincore) X(getrusage) X(openat) X(read) X(write)      \
-	X(close) X(fstat) X(fstatfs) X(ftruncate) X(readlinkat) X(getcwd) X(fcntl)        \
+	X(mlockall) X(munlockall) X(mincore) X(getrusage) X(openat) X(read) X(pread64)    \
+	X(write) X(close) X(fstat) X(fstatfs) X(ftruncate) X(readlinkat) X(getcwd) X(fcntl) \
 	X(prlimit64) X(getpid) X(getppid) X(geteuid) X(capget) X(prctl) X(futex)          \
 	X(sched_yield) X(nanosleep) X(rt_sigprocmask) X(rt_sigpending)                    \
 	X(rt_sigtimedwait) X(fadvise64) X(shmctl) X(ioctl) X(perf_event_open)             \
@@ -131,6 +131,7 @@ struct rusage;
 struct timespec;
 int sys_open(const char *path, int flags, int mode);
 long sys_read(int fd, void *buf, size_t n);
+long sys_pread(int fd, void *buf, size_t n, off_t off);
 long sys_write(int fd, const void *buf, size_t n);
 int sys_close(int fd);
 int sys_fstat(int fd, struct stat *st);

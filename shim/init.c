@@ -375,7 +375,9 @@ static void report_to_file(void)
 	fd = os_open_report(path);
 	if (fd < 0) {
 		if (!report_quiet)
-			warn("cannot write the report to ", path, ": ", report_errno_text(errno));
+			warn("cannot write the report to ", path, ": ",
+			     errno == EEXIST ? "the file is there and is not a prefault report (left as it was)" :
+			                       report_errno_text(errno));
 		return;
 	}
 	if (report_write(fd, json, &pinfo, have_policy ? &g_pol : NULL, may_wait) != 0)

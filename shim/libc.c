@@ -135,6 +135,7 @@ int sys_open(const char *path, int flags, int mode)
 	return (int)sys6(SC_openat, AT_FDCWD, (long)path, flags, mode, 0, 0);
 }
 long sys_read(int fd, void *buf, size_t n) { return sys6(SC_read, fd, (long)buf, (long)n, 0, 0, 0); }
+long sys_pread(int fd, void *buf, size_t n, off_t off) { return sys6(SC_pread64, fd, (long)buf, (long)n, (long)off, 0, 0); }
 long sys_write(int fd, const void *buf, size_t n) { return sys6(SC_write, fd, (long)buf, (long)n, 0, 0, 0); }
 int sys_close(int fd) { return (int)sys6(SC_close, fd, 0, 0, 0, 0, 0); }
 /* (struct stat and struct statfs are the kernel's own layouts on the 64-bit

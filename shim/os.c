@@ -356,11 +356,20 @@ static int pseudo_fs(long type)
 	return 0;
 }
 
+/* Does the open file start as a prefault report or profile does ("prefault:
+ * " text, {"prefault": JSON, "prefault-profile" profile)? */
+static int is_ours(int fd)
+{
+	char head[12];
+	long n = sys_pread(fd, head, sizeof head, 0);
+	return (n >= 8 && !memcmp(head, "prefault", 8)) || (n == (long)sizeof head && !memcmp(head, "{\"prefault\":", 12));
+}
+
 int os_open_report(const char *path)
 {
 	struct stat st;
 	struct statfs sf;
-	int fd = sys_open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	int fd = sys_open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -1;
 	/* Refuse anything but a regular file of ours with one link on a real
@@ -373,7 +382,14 @@ int os_open_report(const char *path)
 		errno = EPERM;
 		return -1;
 	}
-	/* (a file we just made is empty: ftruncate costs a journal entry) */
+	/* A file that is there already is overwritten only if it is an earlier
+	 * report: `report = notes.txt` must not cost the user their notes.
+	 * (A file we just made is empty: ftruncate costs a journal entry.) */
+	if (st.st_size != 0 && !is_ours(fd)) {
+		sys_close(fd);
+		errno = EEXIST;
+		return -1;
+	}
 	if (st.st_size != 0 && sys_ftruncate(fd, 0) != 0) {
 		int e = errno;
 		sys_close(fd);

@@ -61,7 +61,9 @@ uint64_t os_cgroup_room(void);
 /* Open a report file for writing, mode 0600, without following a symlink
  * in its last component, and only if it is (or becomes) a regular file of
  * ours with one link on a real file system (never /proc, sysfs, a FIFO or a
- * device).  Returns an fd or -1 with errno set (EPERM: refused). */
+ * device), empty or an earlier prefault report or profile (never a file of
+ * the user's).  Returns an fd or -1 with errno set (EPERM: refused; EEXIST:
+ * a file that is not a report). */
 int os_open_report(const char *path);
 /* Nonzero for a set-user-ID / set-group-ID / capability-raising exec. */
 int os_secure(void);

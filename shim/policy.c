@@ -175,7 +175,7 @@ static int p_call(struct ctx *c, struct word *w, int nw)
 	return 0;
 }
 
-static int p_size(struct ctx *c, struct word *w, int nw)
+static int size_range(struct ctx *c, struct word *w, int nw)
 {
 	char buf[128];
 	size_t n = 0;
@@ -227,6 +227,15 @@ static int p_size(struct ctx *c, struct word *w, int nw)
 	if (size_word(c, buf, n, &r->size_lo))
 		return -1;
 	r->size_hi = r->size_lo;
+	return 0;
+}
+
+static int p_size(struct ctx *c, struct word *w, int nw)
+{
+	if (size_range(c, w, nw))
+		return -1;
+	if (c->rule->size_hi == 0) /* (mmap of 0 bytes fails; malloc(0) is no memory to prepare) */
+		return fail(c, c->line, "size 0 can never match: no mapping or block is empty", NULL, NULL);
 	return 0;
 }
 
@@ -580,6 +589,9 @@ int policy_parse(const char *buf, size_t len, struct policy *pol, struct pol_err
 	c.line = 0;
 	c.rule = NULL;
 	c.in_section = 0;
+	/* A UTF-8 byte order mark, as some editors write one: not text. */
+	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+		pos = 3;
 	while (pos < len) {
 		const char *s = buf + pos, *nl = memchr(s, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - s) : len - pos;

@@ -205,20 +205,33 @@ void sb_json_str(struct sbuf *sb, const char *str)
 	sb_chr(sb, '"');
 }
 
+static void sb_xbyte(struct sbuf *sb, unsigned c)
+{
+	sb_str(sb, "\\x");
+	sb_chr(sb, hexd[c >> 4]);
+	sb_chr(sb, hexd[c & 15]);
+}
+
 void sb_text(struct sbuf *sb, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	for (; *s; s++) {
+	while (*s) {
+		int n = utf8_len(s);
 		if (*s == '\n') {
 			sb_str(sb, "\\n");
+			s++;
 		} else if (*s == '\t') {
 			sb_str(sb, "\\t");
-		} else if (*s < 0x20 || *s == 0x7f) {
-			sb_str(sb, "\\x");
-			sb_chr(sb, hexd[*s >> 4]);
-			sb_chr(sb, hexd[*s & 15]);
+			s++;
+		} else if (n == 0 || *s < 0x20 || *s == 0x7f) {
+			sb_xbyte(sb, *s++);
+		} else if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0) {
+			/* U+0080 to U+009F: C1 controls (U+009B is a CSI to some terminals) */
+			sb_xbyte(sb, *s++);
+			sb_xbyte(sb, *s++);
 		} else {
-			sb_chr(sb, (char)*s);
+			sb_strn(sb, (const char *)s, (size_t)n);
+			s += n;
 		}
 	}
 }

@@ -42,8 +42,10 @@ void sb_size_human(struct sbuf *sb, uint64_t v);
 /* A JSON string literal, quotes included: always valid JSON; bytes that are
  * not UTF-8 become U+FFFD. */
 void sb_json_str(struct sbuf *sb, const char *s);
-/* A name from outside (argv[0], a path) in a line of text: control
- * characters are written as \n, \t, \xNN, so a name cannot forge lines. */
+/* A name from outside (argv[0], a path, policy text) in a line of text:
+ * control characters (C0, DEL, and the C1 range as UTF-8 encodes it) and
+ * bytes that are not UTF-8 are written as \n, \t, \xNN, so a name can
+ * neither forge lines nor send a terminal an escape sequence. */
 void sb_text(struct sbuf *sb, const char *s);
 /* A report or profile path template: %p the pid, %e the program name (made
  * a safe file name: no '/', never "." or "..", no control characters), %%

@@ -105,3 +105,25 @@ p.wait()
 sys.stdout.write(out.decode("utf-8", "replace"))
 sys.exit(p.returncode)' "$@"
 }
+
+# in_small_cgroup LIMIT CMD...: run CMD in a new memory cgroup limited to
+# LIMIT bytes (cgroup v1 or v2); returns 99 when cgroups cannot be made here.
+in_small_cgroup() {
+	local limit=$1 base cg v
+	shift
+	if base=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup) && [ -n "$base" ] && [ -w "/sys/fs/cgroup/memory$base" ]; then
+		cg="/sys/fs/cgroup/memory$base/prefault-bats-$$"
+		mkdir "$cg" || return 99
+		echo "$limit" >"$cg/memory.limit_in_bytes" || { rmdir "$cg"; return 99; }
+	elif base=$(sed -n 's/^0:://p' /proc/self/cgroup) && grep -qw memory "/sys/fs/cgroup$base/cgroup.subtree_control" 2>/dev/null; then
+		cg="/sys/fs/cgroup$base/prefault-bats-$$"
+		mkdir "$cg" || return 99
+		echo "$limit" >"$cg/memory.max" || { rmdir "$cg"; return 99; }
+	else
+		return 99
+	fi
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"
+	v=$?
+	rmdir "$cg" 2>/dev/null || true
+	return $v
+}

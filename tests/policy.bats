@@ -39,11 +39,11 @@ load helpers
 	)
 	run --separate-stderr "$PF" check "$pol"
 	[ "$status" -eq 0 ]
-	[ "$output" = "$pol: rule pymalloc-arenas: call=mmap size=256K..1M map=anon,private prot=rw caller=python3*,libpython3* program=* -> populate" ]
+	[ "$output" = "$pol: report: stderr"$'\n'"$pol: rule pymalloc-arenas: call=mmap size=256K..1M map=anon,private prot=rw caller=python3*,libpython3* program=* -> populate" ]
 }
 
 @test "size forms: N, A..B, >=N, <=N, >N, <N, any, with K M G T" {
-	for s in "4096" "256K..1M" "256K .. 1M" ">=2M" "<=1G" ">4K" "<1T" "any" "1t" "0..0"; do
+	for s in "4096" "256K..1M" "256K .. 1M" ">=2M" "<=1G" ">4K" "<1T" "any" "1t" "0..4K"; do
 		pol=$(policy s <<<"[rule r]"$'\n'"size = $s"$'\n'"action = none")
 		run --separate-stderr "$PF" check "$pol"
 		echo "$s: $stderr"
@@ -321,4 +321,63 @@ open(path, "w").write(text)
 	run --separate-stderr shimmed "$pol" sh -c 'exit 3'
 	[ "$status" -eq 3 ]
 	[ "$(grep -c "^prefault: $pol:5: " <<<"$stderr")" -eq 1 ]
+}
+
+# Minor finding of issue 22: size = 0 was accepted, though no mapping or block is ever empty.
+@test "size = 0, 0..0, <=0 and <1 are refused: check and the shim name FILE:LINE (issue 22 minor)" {
+	for s in 0 0..0 '<=0' '<1' 0K; do
+		pol=$(policy z <<<$'[global]\n[rule nothing]\n'"size = $s"$'\naction = populate')
+		run --separate-stderr "$PF" check "$pol"
+		echo "$s: status $status, stderr: $stderr"
+		[ "$status" -eq 2 ]
+		[[ "$stderr" == "$pol:3: size 0 can never match"* ]]
+	done
+	run --separate-stderr shimmed "$pol" sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	[ "$(grep -c "^prefault: $pol:3: size 0" <<<"$stderr")" -eq 1 ]
+}
+
+# Finding: a policy saved with a UTF-8 byte order mark was refused, the message quoting an
+# invisible character, while CRLF line ends were accepted.
+@test "a UTF-8 byte order mark at the start of a policy is accepted, by check and the shim alike (issue 22 #11)" {
+	pol="$BATS_TEST_TMPDIR/bom.policy"
+	printf '\357\273\277# saved by an editor\r\n[rule big]\r\nsize = >=1M\r\nmap = anon private\r\naction = populate\r\n' >"$pol"
+	run --separate-stderr "$PF" check "$pol"
+	echo "status $status, output: $output, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "$pol: rule big: call=any size=>=1M map=anon,private -> populate" ]
+	run --separate-stderr shimmed "$pol" "$PROBE" alloc mmap 4M
+	echo "shim: $output; $stderr"
+	[ -z "$stderr" ]
+	[ "$(kv resident "$output")" -eq 1024 ]
+	# only at the start: elsewhere it is a character like any other
+	printf '[rule big]\n\357\273\277action = populate\n' >"$pol"
+	run --separate-stderr "$PF" check "$pol"
+	[ "$status" -eq 2 ]
+}
+
+# Finding: run -p realtime silently used a file named realtime in the current directory,
+# even one owned by someone else in a shared directory, whose report key clobbered a file.
+@test "-p NAME is the shipped policy whatever the directory holds; ./NAME is the file, and the tool says which (issue 22 #8)" {
+	cd "$BATS_TEST_TMPDIR"
+	printf '[global]\nreport = %s/planted.json\n' "$BATS_TEST_TMPDIR" >streaming
+	run --separate-stderr "$PF" run -p streaming -- true
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[ ! -e planted.json ]
+	[[ "$stderr" == *"streaming is the shipped policy "*"/streaming.policy; for the file here, write ./streaming"* ]]
+	# the file, named as a path
+	run --separate-stderr "$PF" run -p ./streaming -- true
+	[ "$status" -eq 0 ]
+	[ -s planted.json ]
+	# a name that is not shipped is not looked up here: refused, nothing started, the way out said
+	cp streaming mine
+	run --separate-stderr "$PF" run -p mine -- touch started
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	[ ! -e started ]
+	[[ "$stderr" == *"mine: no shipped policy of that name"*"for the file here, write ./mine"* ]]
+	# check names the file it read
+	run --separate-stderr "$PF" check streaming
+	[[ "$output" == */policies/streaming.policy:\ rule\ * ]]
 }

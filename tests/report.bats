@@ -341,3 +341,42 @@ many_rules() {
 	[ "$(stat -c %a "$BATS_TEST_TMPDIR/m.json")" = 600 ]
 	[ "$(stat -c %a "$BATS_TEST_TMPDIR/m.txt")" = 600 ]
 }
+
+# Finding: a policy's report = notes.txt truncated the user's notes.txt and wrote a report
+# over it; check only printed the rules, so the user was not told where the report goes.
+@test "report = notes.txt never overwrites a file that is not a report; check says where the report goes (issue 22 #7)" {
+	cd "$BATS_TEST_TMPDIR"
+	echo "my notes" >notes.txt
+	pol=$(policy notes <<<$'[global]\nreport = notes.txt')
+	# the shim: the notes stay, with a warning naming the file
+	run --separate-stderr env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" sh -c 'exit 3'
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 3 ]
+	[ "$(cat notes.txt)" = "my notes" ]
+	[[ "$stderr" == *"notes.txt: the file is there and is not a prefault report (left as it was)"* ]]
+	# run says so before it starts anything
+	run --separate-stderr "$PF" run -p "$pol" -- touch started
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	[ ! -e started ]
+	[ "$(cat notes.txt)" = "my notes" ]
+	[[ "$stderr" == *"notes.txt, which is there and is not a prefault report"* ]]
+	# a report, text or JSON, is overwritten by the next one; so is an empty file
+	rm notes.txt
+	for i in 1 2; do
+		run --separate-stderr env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" sh -c 'exit 0'
+		[ -z "$stderr" ]
+		grep -q '^prefault: sh\[' notes.txt
+	done
+	: >empty.json
+	REPORT="$BATS_TEST_TMPDIR/empty.json" run --separate-stderr shimmed "" sh -c 'exit 0'
+	[ "$(jget empty.json "d['program']")" = sh ]
+	REPORT="$BATS_TEST_TMPDIR/empty.json" run --separate-stderr shimmed "" sh -c 'exit 0'
+	[ -z "$stderr" ]
+	# check shows where the report goes
+	run --separate-stderr "$PF" check "$pol"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$pol: report: notes.txt (in the directory the program starts in)" ]
+	run --separate-stderr "$PF" check streaming
+	[[ "${lines[0]}" == *"/streaming.policy: report: stderr" ]]
+}

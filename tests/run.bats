@@ -209,3 +209,37 @@ os.execv(sys.argv[1], sys.argv[1:])' "$PF" run -- sh -c 'exit 3'
 	[[ "$stderr" == "prefault: "* ]]
 	[ -z "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ]
 }
+
+# Finding: run's tree summary printed process names raw: a program named with an escape
+# sequence retitled the terminal.
+@test "run's summary escapes control characters in program names (issue 22 #10)" {
+	name=$'t\033]0;pwned\007x'
+	ln -s "$(type -P true)" "$BATS_TEST_TMPDIR/$name"
+	run --separate-stderr "$PF" run -- sh -c '"$1"; "$1"' sh "$BATS_TEST_TMPDIR/$name"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *'t\x1b]0;pwned\x07x['* ]]
+	[[ "$stderr" != *$'\033'* && "$stderr" != *$'\007'* ]]
+}
+
+# Finding: run's summary dropped processes that wrote no report: a child that took about
+# 12,800 faults and was killed by SIGKILL vanished ("sh[...] 22 faults" and nothing more),
+# though wait4 had the whole tree's figure.
+@test "run: faults of processes killed before their report are not dropped: the tree's figure from wait4 (issue 22 #22)" {
+	run --separate-stderr "$PF" run -- sh -c '"$1" -c "import os; b = bytearray(50 << 20); os.kill(os.getpid(), 9)"; exit 0' sh "$PY"
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	grep -q '^prefault: sh\[[0-9]*\] ' <<<"$stderr" # (after the shell's "Killed")
+	line=$(grep '^prefault:   not in any report: ' <<<"$stderr")
+	[[ "$line" == *" of the tree's "*" faults (from wait4): processes that wrote no report (killed before it"* ]]
+	n=$(sed 's/.*report: \([0-9]*\) of.*/\1/' <<<"$line")
+	[ "$n" -ge 12000 ]
+	# the program started killed, a child of it reported: both said
+	run --separate-stderr "$PF" run -- sh -c 'sh -c "exit 0"; kill -9 $$'
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 137 ]
+	[[ "$stderr" == *"note: sh["*"], the program started, wrote no report: it was killed by signal 9"* ]]
+	# alone: its tree's faults
+	run --separate-stderr "$PF" run -- sh -c 'kill -9 $$'
+	[[ "$stderr" == *"its tree took "*" faults (from wait4)"* ]]
+}

@@ -186,3 +186,51 @@ load helpers
 	grep -q 'the program failed with the policy (run 1): exit status 3' <<<"$stderr"
 	grep -q 'boom-XYZ' <<<"$stderr"
 }
+
+# Finding: a '%' in $TMPDIR (%p, %e, %%) was expanded by the shim inside the tool's private
+# report directory, so every report was lost, and trial counted the shim's own work as the
+# program's faults.
+@test "a '%' in TMPDIR: trial, run and profile still read every report (issue 22 #9)" {
+	tmp="$BATS_TEST_TMPDIR/t%p%e%%x"
+	mkdir "$tmp"
+	pol=$(policy pop <<<$'[global]\nreport = none\n[rule big]\nsize = >=16M\naction = populate')
+	TMPDIR="$tmp" run --separate-stderr "$PF" trial -n 1 -p "$pol" --json -- "$PROBE" alloc mmap 64M
+	echo "status $status, output: $output, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	j="$BATS_TEST_TMPDIR/t.json"
+	echo "$output" >"$j"
+	without=$(jget "$j" "int(d['faults_in_program']['without']['median'])")
+	with=$(jget "$j" "int(d['faults_in_program']['with']['median'])")
+	[ "$without" -ge 16000 ]
+	[ "$with" -lt $((without / 5)) ]
+	TMPDIR="$tmp" run --separate-stderr "$PF" run -- sh -c 'exit 0'
+	echo "run: $stderr"
+	[[ "$stderr" == "prefault: sh["*" faults "* ]]
+	TMPDIR="$tmp" run --separate-stderr "$PF" profile -- "$PROBE" alloc mmap 4M
+	echo "profile: $stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"pfprobe [1 process]"* ]]
+	[ -z "$(ls -A "$tmp")" ]
+}
+
+# Finding: bench accepted any size up to 64G whatever memory was free: bench -r 1 1G in a
+# 512 MiB cgroup was OOM-killed with no message (on a shared machine the OOM killer may
+# pick someone else's process).
+@test "bench refuses a buffer larger than the memory available or the cgroup's room, and says both (issue 22 #15)" {
+	# in a small cgroup first (the OOM killer, should the check fail, then stays inside it)
+	st=99
+	[ "$(id -u)" -ne 0 ] || in_small_cgroup $((256 << 20)) "$PF" bench -r 1 512M 2>"$BATS_TEST_TMPDIR/err" >/dev/null || st=$?
+	if [ "$st" -ne 99 ]; then
+		cat "$BATS_TEST_TMPDIR/err"
+		[ "$st" -eq 2 ]
+		grep -q "the cgroup has .* left under its limit of 256 MiB" "$BATS_TEST_TMPDIR/err"
+		in_small_cgroup $((256 << 20)) "$PF" bench -r 1 16M >/dev/null # what fits still runs
+	fi
+	avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+	big=$(( (avail / 1024 / 1024) + 2 ))G
+	run --separate-stderr "$PF" bench -r 1 "$big"
+	echo "$big: status $status, stderr: $stderr"
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "prefault bench: a "*" buffer does not fit: MemAvailable is "* ]]
+}

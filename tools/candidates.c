@@ -37,10 +37,14 @@ static void rule_name(char *out, size_t cap, const struct psite *s, int n)
 	snprintf(out + k, cap - k, "-%d", n);
 }
 
-/* A name the policy's globs can hold as it is. */
+/* A name the policy's globs can hold as it is: one word, on its line. */
 static int glob_safe(const char *s)
 {
-	return *s && strcmp(s, "?") && !strpbrk(s, "*?[]/ \t#");
+	const unsigned char *p;
+	for (p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return 0;
+	return *s && strcmp(s, "?") && !strpbrk(s, "*?[]/ #");
 }
 
 void site_short(char *out, size_t cap, const struct site_plan *sp)

@@ -1,6 +1,7 @@
 /* child.c: see child.h. */
 #include "child.h"
 #include "fmt.h"
+#include "proctree.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -27,22 +28,72 @@ static struct sigaction orig_fwd[NFWD], orig_pipe, orig_chld;
 static sigset_t orig_mask;
 
 static volatile sig_atomic_t running; /* the child's pid while it runs, else 0 */
+static volatile sig_atomic_t watcher; /* the watcher's pid while the tool is stopped (follow_stop) */
 static volatile sig_atomic_t pending;
 static int last_signal; /* the signal the last program died of, or 0 */
 static volatile sig_atomic_t arrived; /* INT, TERM, HUP or QUIT, program running or not */
+static double deadline;  /* mono: stop the program then; 0: never */
+static int timed_out;    /* the last program was stopped at the deadline */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Stop as sig's default action would (the shell then sees why: "Stopped
+ * (tty output)"), from a handler or not; go on when continued. */
+static void stop_self(int sig)
+{
+	struct sigaction dfl, old;
+	sigset_t one, prev;
+	if (sig == SIGSTOP) {
+		raise(SIGSTOP);
+		return;
+	}
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, &old);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, &prev);
+	raise(sig);
+	sigprocmask(SIG_SETMASK, &prev, NULL);
+	sigaction(sig, &old, NULL);
+}
+
+static int job_stop(int sig) { return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
 
 static void forward(int sig, siginfo_t *si, void *uc)
 {
 	int e = errno;
-	pid_t pid = (pid_t)running;
+	pid_t pid = (pid_t)running, from = si->si_code <= 0 ? si->si_pid : 0;
 	(void)uc;
-	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
-		arrived = sig;
-		if (pid <= 0)
-			pending = sig;
+	if (from > 0 && (from == (pid_t)watcher || from == getpid())) {
+		; /* ours: the watcher continuing us */
+	} else if (from > 0 && pid > 0 && proc_in_tree(from, pid)) {
+		/* From the program or its tree: never back to it.  A signal to
+		 * its parent ("I'm ready") is for its real caller, as it would be
+		 * without us between them; a stop or continue is the job's own. */
+		pid_t up = getppid();
+		if (!job_stop(sig) && sig != SIGCONT && up > 1)
+			kill(up, sig);
+	} else if (job_stop(sig) && (pid <= 0 || (si->si_code > 0 && sig != SIGTSTP))) {
+		/* No program to stop, or the terminal stopped us for our own
+		 * access to it (a report written by a background job under
+		 * `stty tostop`): stop, as a shell's exec would have.  Resuming the
+		 * write would only bring the signal back. */
+		stop_self(sig);
+	} else {
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+			arrived = sig;
+			if (pid <= 0)
+				pending = sig;
+		}
+		if (pid > 0 && si->si_code <= 0) /* sent by kill or sigqueue, not the terminal */
+			kill(pid, sig);
 	}
-	if (pid > 0 && si->si_code <= 0) /* sent by kill or sigqueue, not the terminal */
-		kill(pid, sig);
 	errno = e;
 }
 
@@ -60,8 +111,13 @@ static void save_and_install(void)
 	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask);
-	for (i = 0; i < NFWD; i++)
-		sigaction(fwd_sigs[i], &sa, &orig_fwd[i]);
+	for (i = 0; i < NFWD; i++) {
+		sigaction(fwd_sigs[i], NULL, &orig_fwd[i]);
+		/* Ignored when we started (nohup, trap '' INT): left ignored, for
+		 * us and for the program, as a shell's exec would. */
+		if (orig_fwd[i].sa_handler != SIG_IGN)
+			sigaction(fwd_sigs[i], &sa, NULL);
+	}
 	/* With SIGCHLD ignored, children are reaped unasked and wait4 would not
 	 * see the status; the program gets the disposition back. */
 	memset(&sa, 0, sizeof sa);
@@ -91,12 +147,55 @@ static int high_fd(int fd)
 	return h;
 }
 
-static double now_s(void)
+/* The watcher: a process of ours outside the job (its own process group,
+ * so no stop of the job stops it) that continues us once the program is no
+ * longer stopped while we still are, as when a supervisor sends SIGCONT to
+ * the program alone.  A stopped process cannot see that for itself. */
+static pid_t start_watcher(pid_t child)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	pid_t me = getpid(), w = fork();
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	sigset_t none;
+	int i;
+	if (w != 0)
+		return w;
+	for (i = 0; i < NFWD; i++)
+		signal(fwd_sigs[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != me)
+		_exit(0);
+	for (;;) {
+		char c = proc_state(child);
+		if (c != 'T' && c != 't' && proc_state(me) == 'T')
+			kill(me, SIGCONT);
+		nanosleep(&tick, NULL);
+	}
 }
+
+/* The program stopped (it stopped itself, or was sent a stop signal): stop
+ * too, so that the shell above sees it stopped, as it would without us.
+ * `fg` continues the whole process group, the program with it; if only the
+ * program is continued, the watcher continues us. */
+static void follow_stop(pid_t child, int sig)
+{
+	pid_t w = start_watcher(child);
+	if (w > 0)
+		watcher = w;
+	stop_self(sig);
+	if (w > 0) {
+		kill(w, SIGKILL);
+		while (waitpid(w, NULL, 0) < 0 && errno == EINTR)
+			;
+		watcher = 0;
+	}
+}
+
+/* Past the deadline, the program's tree is asked to end (SIGTERM), and a
+ * second later made to. */
+#define GRACE_S 1.0
 
 static void __attribute__((noreturn)) in_child(const struct child_spec *spec, int report_fd)
 {
@@ -117,10 +216,65 @@ static void __attribute__((noreturn)) in_child(const struct child_spec *spec, in
 	execvp(spec->argv[0], spec->argv);
 	e = errno;
 	write_all(report_fd, &e, sizeof e);
-	fprintf(stderr, "prefault: %s: %s\n", spec->argv[0], strerror(e));
+	fprintf(stderr, "prefault: %s: %s\n", tty_str(spec->argv[0]), strerror(e));
 	fflush(stderr);
 	_exit(e == ENOENT ? 127 : 126);
 }
+
+/* Until the program has exited (left a zombie: its pid cannot be reused
+ * while a late signal may still be passed on to it), following its stops,
+ * and stopping it at the deadline. */
+static void wait_end(pid_t pid)
+{
+	static struct proc_list tree;
+	sigset_t chld;
+	double next = 0;
+	int phase = 0; /* 1: asked to end, 2: made to */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		siginfo_t si;
+		/* (a second at most: should another thread of ours, one a
+		 * preloaded library started, take SIGCHLD, nothing hangs) */
+		struct timespec ts = { 1, 0 };
+		int w;
+		memset(&si, 0, sizeof si);
+		w = waitid(P_PID, (id_t)pid, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT);
+		if (w < 0 && errno != EINTR)
+			return; /* wait4 says what is wrong */
+		if (w == 0 && si.si_pid == pid) {
+			siginfo_t drop;
+			if (si.si_code != CLD_STOPPED)
+				return;
+			waitid(P_PID, (id_t)pid, &drop, WSTOPPED | WNOHANG); /* consume the stop report */
+			follow_stop(pid, si.si_status);
+			continue;
+		}
+		if (deadline > 0 && phase < 2) {
+			double now = now_s(), left;
+			if (phase == 0 && now >= deadline) {
+				timed_out = 1;
+				proc_tree(pid, &tree);
+				proc_list_signal(&tree, SIGTERM);
+				phase = 1;
+				next = now + GRACE_S;
+			} else if (phase == 1 && now >= next) {
+				proc_list_signal(&tree, SIGKILL);
+				phase = 2;
+			}
+			left = (phase == 0 ? deadline : next) - now;
+			if (phase < 2 && left < 1) {
+				left = left < 0.001 ? 0.001 : left;
+				ts.tv_sec = 0;
+				ts.tv_nsec = (long)(left * 1e9);
+			}
+		}
+		sigtimedwait(&chld, NULL, &ts); /* a child's news, a signal of ours, or the time */
+	}
+}
+
+void child_set_deadline(double t) { deadline = t; }
+int child_timed_out(void) { return timed_out; }
 
 int child_run(const struct child_spec *spec, struct child_result *r)
 {
@@ -130,6 +284,7 @@ int child_run(const struct child_spec *spec, struct child_result *r)
 	pid_t pid;
 	ssize_t n;
 	memset(r, 0, sizeof *r);
+	timed_out = 0;
 	save_and_install();
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
@@ -144,10 +299,13 @@ int child_run(const struct child_spec *spec, struct child_result *r)
 		errno = e;
 		return -1;
 	}
-	/* Held off across fork: a signal for the program must find its pid. */
+	/* Held off across fork: a signal for the program must find its pid.
+	 * SIGCHLD stays held until the program has ended: wait_end takes it
+	 * with sigtimedwait. */
 	sigemptyset(&block);
 	for (i = 0; i < NFWD; i++)
 		sigaddset(&block, fwd_sigs[i]);
+	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &old);
 	fflush(NULL); /* nothing buffered is written twice */
 	t0 = now_s();
@@ -167,7 +325,9 @@ int child_run(const struct child_spec *spec, struct child_result *r)
 	running = pid;
 	/* Only now: ignored, SIGPIPE would have been inherited through exec. */
 	signal(SIGPIPE, SIG_IGN);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	block = old;
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_SETMASK, &block, NULL);
 	r->pid = pid;
 	/* Empty at exec (close-on-exec), or the child's errno. */
 	while ((n = read(p[0], &r->exec_errno, sizeof r->exec_errno)) < 0 && errno == EINTR)
@@ -175,30 +335,16 @@ int child_run(const struct child_spec *spec, struct child_result *r)
 	if (n != (ssize_t)sizeof r->exec_errno)
 		r->exec_errno = 0;
 	close(p[0]);
-	/* Wait for the end but leave the zombie: its pid cannot be reused while
-	 * a late signal may still be passed on to it.  Then reap.  When the
-	 * program stops (it stopped itself, or was sent SIGSTOP), the tool stops
-	 * too, so that the shell above sees it stopped, as it would without us;
-	 * `fg` continues the whole process group, the program with it. */
-	for (;;) {
-		siginfo_t si;
-		memset(&si, 0, sizeof si);
-		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WSTOPPED | WNOWAIT) == 0) {
-			if (si.si_code != CLD_STOPPED)
-				break;
-			siginfo_t drop; /* consume the stop report, then stop likewise */
-			waitid(P_PID, (id_t)pid, &drop, WSTOPPED);
-			raise(SIGSTOP);
-			continue;
-		}
-		if (errno != EINTR)
-			break; /* wait4 below says what is wrong */
-	}
+	wait_end(pid);
 	r->wall_s = now_s() - t0;
 	running = 0;
 	while (wait4(pid, &r->status, 0, &r->ru) < 0)
-		if (errno != EINTR)
+		if (errno != EINTR) {
+			sigprocmask(SIG_SETMASK, &old, NULL);
 			return -1;
+		}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	r->timed_out = timed_out;
 	last_signal = WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0;
 	return 0;
 }

@@ -12,12 +12,28 @@
  *    reach it directly.  Every catchable asynchronous signal someone sends
  *    to the tool with kill(2) or sigqueue(3) (si_code <= 0) is passed on to
  *    it; those that come from the terminal or the kernel are not, since the
- *    program got its own.  The tool survives them until the program has
+ *    program got its own.  A signal the program or one of its descendants
+ *    sent (si_pid in its tree, as /proc shows it) is never passed back: one
+ *    to its parent ("I'm ready") goes on to the tool's own parent, its real
+ *    caller, as it would without us; a stop or continue is the job's own.
+ *    (A signal the tree sent to the whole process group reaches a caller in
+ *    the same group twice; a descendant already gone, reaped, when the tool
+ *    looks cannot be told from anyone else, and its signal is passed on.)  The tool survives them until the program has
  *    exited, so it can still print its report.  SIGKILL cannot be caught:
  *    the program is started with PR_SET_PDEATHSIG = SIGKILL, so that it dies
  *    with the tool, as it would had it been killed itself (the one thing
  *    the program could see: prctl(PR_GET_PDEATHSIG) answers SIGKILL);
- *  - when the program stops, the tool stops too, so the shell sees it;
+ *  - a signal ignored when the tool started (nohup, trap '' INT) stays
+ *    ignored, by the tool as by the program;
+ *  - when the program stops, the tool stops too, with the same signal, so
+ *    the shell sees it; `fg` continues both.  When only the program is
+ *    continued (a supervisor's kill -CONT), a watcher process outside the
+ *    job continues the tool as well.  When the terminal stops the tool for
+ *    its own access to it (a background job under `stty tostop` printing
+ *    its report), or Ctrl-Z comes while no program runs, the tool stops as
+ *    any program would;
+ *  - at a deadline (child_set_deadline: tune -t), the program's tree is
+ *    sent SIGTERM, and SIGKILL a second later;
  *  - when the program dies of a signal, the tool dies of it too, after its
  *    report (child_exit), so the caller sees that death, not an exit code;
  *  - SIGPIPE is ignored by the tool only after the fork, so a closed stderr
@@ -41,12 +57,19 @@ struct child_result {
 	int exec_errno;   /* 0, or why exec failed: the program never ran */
 	struct rusage ru; /* the child's and its waited-for descendants' */
 	double wall_s;    /* fork to reaped */
+	int timed_out;    /* stopped at the deadline */
 };
 
 /* Run one program to its end.  Returns 0 with *r filled, or -1 if no child
  * could be made (errno set).  A program that cannot be executed is a result
  * (exec_errno, exit status 127 or 126, and a message on its stderr). */
 int child_run(const struct child_spec *spec, struct child_result *r);
+
+/* From now on, every program still running at time t (progress.h's mono_s
+ * clock) is stopped then, with its tree; 0: never. */
+void child_set_deadline(double t);
+/* Was the last program stopped at the deadline? */
+int child_timed_out(void);
 
 /* A shell's view of a wait status: the exit status, or 128+N after signal N. */
 int child_exit_code(int status);

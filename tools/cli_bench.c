@@ -12,6 +12,7 @@
  * the kernel (and the machine).
  */
 #include "cli.h"
+#include "fmt.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -161,34 +162,157 @@ static struct res phase(int ph, size_t size, size_t pg)
 	return r;
 }
 
-int cmd_bench(int argc, char **argv)
+/* ---- how much memory there is for the buffer ---- */
+
+static uint64_t file_u64(const char *path, int *ok)
+{
+	FILE *f = fopen(path, "re");
+	unsigned long long v = 0;
+	*ok = f && fscanf(f, "%llu", &v) == 1;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static uint64_t mem_available(void)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)kb << 10;
+}
+
+/* This process's memory cgroup (v1's memory controller if there is one,
+ * else v2's) as a directory of its mount: 0, or -1. */
+static int cgroup_dir(char *dir, size_t cap, int *v1)
+{
+	char line[4096], rel[4096] = "", mnt[4096] = "", root[4096], fs[64], opts[1024];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	*v1 = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *t;
+		if (!c2)
+			continue;
+		*c2++ = '\0';
+		c2[strcspn(c2, "\n")] = '\0';
+		for (t = strtok(c1 + 1, ","); t && strcmp(t, "memory"); t = strtok(NULL, ","))
+			;
+		if (t || (!strcmp(line, "0") && !*rel))
+			snprintf(rel, sizeof rel, "%s", c2);
+		if (t) {
+			*v1 = 1;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	f = fopen("/proc/self/mountinfo", "re");
+	while (*rel && f && fgets(line, sizeof line, f)) {
+		const char *dash = strstr(line, " - ");
+		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 ||
+		    sscanf(dash, " - %63s %*s %1023s", fs, opts) != 2)
+			continue;
+		if (*v1 ? !strcmp(fs, "cgroup") && strstr(opts, "memory") : !strcmp(fs, "cgroup2")) {
+			fclose(f);
+			/* (the mount shows the hierarchy from its root down) */
+			if (strcmp(root, "/") && !strncmp(rel, root, strlen(root)))
+				memmove(rel, rel + strlen(root), strlen(rel + strlen(root)) + 1);
+			return snprintf(dir, cap, "%s%s", mnt, rel) < (int)cap ? 0 : -1;
+		}
+	}
+	if (f)
+		fclose(f);
+	return -1;
+}
+
+/* The least room (limit less usage) over our memory cgroup and those above
+ * it, and that level's limit; UINT64_MAX if none is limited. */
+static uint64_t cgroup_room(uint64_t *limit)
+{
+	char dir[4400], path[4500];
+	uint64_t best = UINT64_MAX;
+	int v1, ok, depth;
+	*limit = UINT64_MAX;
+	if (cgroup_dir(dir, sizeof dir, &v1) < 0)
+		return best;
+	for (depth = 0; depth < 16; depth++) {
+		uint64_t max, cur;
+		char *slash;
+		snprintf(path, sizeof path, "%s/%s", dir, v1 ? "memory.limit_in_bytes" : "memory.max");
+		max = file_u64(path, &ok);
+		if (ok && max < (1ull << 62)) { /* ("max", or v1's huge "no limit", is none) */
+			snprintf(path, sizeof path, "%s/%s", dir, v1 ? "memory.usage_in_bytes" : "memory.current");
+			cur = file_u64(path, &ok);
+			if (max - (cur < max ? cur : max) < best) {
+				best = max - (cur < max ? cur : max);
+				*limit = max;
+			}
+		}
+		slash = strrchr(dir, '/');
+		if (!slash || !strcmp(slash, "/"))
+			break;
+		*slash = '\0';
+		snprintf(path, sizeof path, "%s/%s", dir, v1 ? "memory.limit_in_bytes" : "memory.max");
+		if (access(path, F_OK) != 0)
+			break; /* above the cgroup mount */
+	}
+	return best;
+}
+
+/* The buffer must fit in what the machine and the cgroup can give: else the
+ * OOM killer ends the bench with no message, or, on a shared machine, someone
+ * else's process.  0, or -1 with both figures said. */
+static int room_for(uint64_t size)
+{
+	uint64_t need = size + HUGE + size / 256, avail = mem_available(), limit, room = cgroup_room(&limit);
+	char a[32], b[32], c[32], n[32];
+	if ((!avail || need <= avail) && need <= room)
+		return 0;
+	human_size(n, sizeof n, size);
+	human_size(a, sizeof a, avail);
+	if (room == UINT64_MAX) {
+		fprintf(stderr, "prefault bench: a %s buffer does not fit: MemAvailable is %s; no cgroup memory limit\n", n,
+		        a);
+	} else {
+		human_size(b, sizeof b, room);
+		human_size(c, sizeof c, limit);
+		fprintf(stderr, "prefault bench: a %s buffer does not fit: MemAvailable is %s, and the cgroup has %s left "
+		        "under its limit of %s\n", n, a, b, c);
+	}
+	return -1;
+}
+
+int cmd_bench(const struct command *self, int argc, char **argv)
 {
 	uint64_t size = 512ull << 20;
-	int rounds = 3, i, r, json = 0;
+	int rounds = 3, i, r, n, json = 0;
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	static struct res res[P_COUNT][32];
 	double prep[P_COUNT], pas[P_COUNT], tot[P_COUNT], flt[P_COUNT];
 	int ok[P_COUNT];
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-r") && i + 1 < argc) {
-			char *end;
-			rounds = (int)strtol(argv[++i], &end, 10);
-			if (*end || rounds < 1 || rounds > 31) {
-				fprintf(stderr, "prefault bench: -r takes a whole number from 1 to 31\n");
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else {
-			const char *e = parse_size(argv[i], strlen(argv[i]), &size);
-			if (e || size < (4u << 20) || size > (64ull << 30)) {
-				fprintf(stderr, "prefault bench: bad size '%s'%s%s (from 4M to 64G, like 512M)\n", argv[i], e ? ": " : "",
-				        e ? e : "");
-				return EXIT_USAGE;
-			}
+	const struct opt opts[] = {
+		OPT_I("-r", &rounds, "ROUNDS", 1, 31),
+		OPT_F("--json", &json),
+		OPT_END,
+	};
+	if (opt_parse(self, argc, argv, opts, &n) < 0)
+		return EXIT_USAGE;
+	for (i = 1; i <= n; i++) {
+		const char *e = parse_size(argv[i], strlen(argv[i]), &size);
+		if (e || size < (4u << 20) || size > (64ull << 30)) {
+			fprintf(stderr, "prefault bench: bad size '%s'%s%s (from 4M to 64G, like 512M)\n", argv[i], e ? ": " : "",
+			        e ? e : "");
+			return EXIT_USAGE;
 		}
 	}
 	size &= ~(uint64_t)(HUGE - 1);
+	if (room_for(size) < 0)
+		return EXIT_USAGE;
 	for (r = 0; r < rounds; r++)
 		for (i = 0; i < P_COUNT; i++) {
 			int ph = (i + r) % P_COUNT; /* rotate, so drift hits every phase alike */

@@ -41,7 +41,7 @@ static void print_table(FILE *o, const struct profile *m, int nproc, const char 
 		site_label(lab, sizeof lab, s);
 		fprintf(o, "  %8llu %5.1f%% %6llu %6llu %10s %7.1f%% %-6s %-9s %s\n", (unsigned long long)s->faults,
 		        100.0 * (double)s->faults / (double)tot, (unsigned long long)s->maps, (unsigned long long)s->unmaps, b,
-		        s->bytes ? 100.0 * (double)s->touched / (double)s->bytes : 0.0, s->call, sz, lab);
+		        s->bytes ? 100.0 * (double)s->touched / (double)s->bytes : 0.0, s->call, sz, tty_str(lab));
 	}
 	if (m->nsites > 20)
 		fprintf(o, "  ... %zu more sites in the JSON\n", m->nsites - 20);
@@ -50,81 +50,58 @@ static void print_table(FILE *o, const struct profile *m, int nproc, const char 
 	fprintf(o, "\nCode taking the faults:\n  %8s %6s  %s\n", "faults", "share", "code");
 	for (i = 0; i < m->ncode && i < 12; i++)
 		fprintf(o, "  %8llu %5.1f%%  %s (%s)\n", (unsigned long long)m->code[i].n, 100.0 * (double)m->code[i].n / (double)tot,
-		        m->code[i].b, m->code[i].a);
+		        tty_str(m->code[i].b), tty_str(m->code[i].a));
 	if (m->nother) {
 		fprintf(o, "\nFaults outside the mappings the shim saw (heap, stacks, libraries, glibc's own mmaps):\n");
 		for (i = 0; i < m->nother && i < 8; i++)
 			fprintf(o, "  %8llu %5.1f%%  %s\n", (unsigned long long)m->other[i].n, 100.0 * (double)m->other[i].n / (double)tot,
-			        m->other[i].a);
+			        tty_str(m->other[i].a));
 	}
 }
 
-int cmd_profile(int argc, char **argv)
+int cmd_profile(const struct command *self, int argc, char **argv)
 {
-	const char *out_json = NULL, *suggest = NULL, *svg = NULL, *folded = NULL, *period = NULL;
-	char cmd[256];
-	int i, rc, tty;
+	const char *out_json = NULL, *suggest = NULL, *svg = NULL, *folded = NULL;
+	char cmd[256], period_s[16];
+	int i, n, rc, tty, period = 0;
 	struct profiled p;
-	for (i = 1; i < argc; i++) {
-		const char **dst = NULL;
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		if (!strcmp(argv[i], "-o"))
-			dst = &out_json;
-		else if (!strcmp(argv[i], "--suggest"))
-			dst = &suggest;
-		else if (!strcmp(argv[i], "--svg"))
-			dst = &svg;
-		else if (!strcmp(argv[i], "--folded"))
-			dst = &folded;
-		else if (!strcmp(argv[i], "--period"))
-			dst = &period;
-		else if (argv[i][0] == '-') {
-			fprintf(stderr, "prefault profile: unknown option %s\n", argv[i]);
-			goto usage;
-		} else
-			break;
-		if (++i == argc)
-			goto usage;
-		*dst = argv[i];
-	}
-	if (i >= argc) {
-		fprintf(stderr, "prefault profile: no command given\n");
-		goto usage;
-	}
+	const struct opt opts[] = {
+		OPT_S("-o", NULL, &out_json, "FILE.json"),
+		OPT_S("--suggest", NULL, &suggest, "POLICY"),
+		OPT_S("--svg", NULL, &svg, "FILE.svg"),
+		OPT_S("--folded", NULL, &folded, "FILE"),
+		OPT_I("--period", &period, "N", 1, 1000000),
+		OPT_END,
+	};
+	if ((i = opt_parse(self, argc, argv, opts, &n)) < 0)
+		return EXIT_USAGE;
 	if (period) {
-		char *end;
-		long v = strtol(period, &end, 10);
-		if (*end || v < 1 || v > 1000000) {
-			fprintf(stderr, "prefault profile: --period takes a whole number from 1 to 1000000\n");
-			return EXIT_USAGE;
-		}
-		setenv("PREFAULT_PROFILE_PERIOD", period, 1);
+		snprintf(period_s, sizeof period_s, "%d", period);
+		setenv("PREFAULT_PROFILE_PERIOD", period_s, 1);
 	}
 	/* Progress: the program owns the terminal while it runs (its output is
 	 * its own, and a line redrawn under it would garble it), so on a
 	 * terminal: a line before, and one with the time it took. */
 	tty = isatty(2);
 	if (tty)
-		fprintf(stderr, "prefault profile: profiling %s (its output follows; the table when it exits)\n", argv[i]);
+		fprintf(stderr, "prefault profile: profiling %s (its output follows; the table when it exits)\n", tty_str(argv[i]));
 	if (profile_program(argv + i, -1, -1, -1, &p) < 0) {
 		if (errno)
-			fprintf(stderr, "prefault profile: cannot start %s: %s\n", argv[i], strerror(errno));
+			fprintf(stderr, "prefault profile: cannot start %s: %s\n", tty_str(argv[i]), strerror(errno));
 		return errno ? 126 : EXIT_USAGE;
 	}
 	rc = child_exit_code(p.status);
 	if (p.exec_errno) /* said by the child */
 		return rc;
 	if (tty)
-		fprintf(stderr, "prefault profile: %s ran %.1f s; %d profile%s read\n", argv[i], p.wall_s, p.nproc,
+		fprintf(stderr, "prefault profile: %s ran %.1f s; %d profile%s read\n", tty_str(argv[i]), p.wall_s, p.nproc,
 		        p.nproc == 1 ? "" : "s");
 	if (p.nproc == 0) {
-		fprintf(stderr, "prefault profile: no profile was written (a static binary, or a set-user-ID program?)\n");
+		char why[400];
+		fprintf(stderr, "prefault profile: no profile was written: %s\n", why_no_report(argv[i], p.status, why, sizeof why));
 		return rc ? rc : 1;
 	}
-	snprintf(cmd, sizeof cmd, "%s", argv[i]);
+	snprintf(cmd, sizeof cmd, "%s", tty_str(argv[i]));
 	print_table(stderr, &p.merged, p.nproc, cmd);
 	if (out_json && write_profile_json(out_json, &p.merged, p.procs, p.nproc, argv + i, rc) < 0)
 		rc = rc ? rc : 1;
@@ -135,8 +112,4 @@ int cmd_profile(int argc, char **argv)
 	if (suggest && write_suggestion(suggest, &p.merged, argv + i) < 0)
 		rc = rc ? rc : 1;
 	return rc;
-usage:
-	fprintf(stderr, "usage: prefault profile [-o FILE.json] [--suggest POLICY] [--svg FILE.svg] [--folded FILE] "
-	                "[--period N] -- CMD [ARGS...]\n");
-	return EXIT_USAGE;
 }

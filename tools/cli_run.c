@@ -14,8 +14,10 @@
  */
 #include "cli.h"
 #include "child.h"
+#include "fmt.h"
 #include "reports.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,63 +41,74 @@ static const char *report_dest(const char *opt)
 	return NULL;
 }
 
-/* Why there is nothing to print. */
-static void no_report(const char *prog, const struct child_result *r)
+/* A file the shim would refuse to write the report over (see os.h's
+ * os_open_report): there, not empty, and not an earlier report.  Said
+ * before the program starts, as the program may have closed its stderr by
+ * the time the shim finds out.  (A template, %p or %e, is left to the shim.) */
+static int foreign_file(const char *path)
 {
-	if (WIFSIGNALED(r->status))
+	char head[12];
+	ssize_t n;
+	int fd;
+	if (strchr(path, '%') || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)) < 0)
+		return 0;
+	n = read(fd, head, sizeof head);
+	close(fd);
+	return n > 0 && !(n >= 8 && !memcmp(head, "prefault", 8)) && !(n == 12 && !memcmp(head, "{\"prefault\":", 12));
+}
+
+static uint64_t tree_faults(const struct child_result *r)
+{
+	return (uint64_t)r->ru.ru_minflt + (uint64_t)r->ru.ru_majflt;
+}
+
+/* Why the program started wrote no report: what was checked, never a
+ * guess.  others: other processes of its tree did. */
+static void no_report(const char *cmd, const char *prog, const struct child_result *r, int others)
+{
+	char why[400];
+	if (WIFSIGNALED(r->status) && !others)
 		fprintf(stderr,
 		        "prefault: %s[%d] was killed by signal %d (%s): no report (the shim reports at exit, "
 		        "which a signal's default action skips)\n",
-		        prog, (int)r->pid, WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
+		        tty_str(prog), (int)r->pid, WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
 	else
-		fprintf(stderr,
-		        "prefault: %s[%d] wrote no report (a statically linked or set-user-ID program, or one that "
-		        "cleared LD_PRELOAD)\n",
-		        prog, (int)r->pid);
+		fprintf(stderr, "prefault:%s%s[%d]%s wrote no report: %s\n", others ? "   note: " : " ", tty_str(prog),
+		        (int)r->pid, others ? ", the program started," : "", why_no_report(cmd, r->status, why, sizeof why));
+	if (!others)
+		fprintf(stderr, "prefault:   its tree took %llu faults (from wait4)\n", (unsigned long long)tree_faults(r));
 }
 
-int cmd_run(int argc, char **argv)
+int cmd_run(const struct command *self, int argc, char **argv)
 {
 	const char *policy = NULL, *report = NULL, *dest, *prog;
+	const struct opt opts[] = {
+		OPT_S("-p", "--policy", &policy, "POLICY"),
+		OPT_S("-o", "--report", &report, "REPORT"),
+		OPT_END,
+	};
 	char *dir = NULL;
 	struct child_spec spec;
 	struct child_result r;
-	int i, rc;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		if (!strcmp(argv[i], "-p") || !strcmp(argv[i], "--policy")) {
-			if (++i == argc)
-				goto usage;
-			policy = argv[i];
-		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--report")) {
-			if (++i == argc)
-				goto usage;
-			report = argv[i];
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "prefault run: unknown option %s\n", argv[i]);
-			goto usage;
-		} else {
-			break;
-		}
-	}
-	if (i >= argc) {
-		fprintf(stderr, "prefault run: no command given\n");
-		goto usage;
-	}
+	int i, n, rc;
+	if ((i = opt_parse(self, argc, argv, opts, &n)) < 0)
+		return EXIT_USAGE;
 	if (prepare_env(policy, NULL) < 0)
 		return EXIT_USAGE;
 	dest = report_dest(report);
+	if (dest && strcmp(dest, "stderr") && strcmp(dest, "none") && foreign_file(dest)) {
+		fprintf(stderr, "prefault run: the report would go to %s, which is there and is not a prefault report: "
+		                "not overwritten (name another with -o)\n", tty_str(dest));
+		return EXIT_USAGE;
+	}
 	if (dest && strcmp(dest, "stderr")) {
 		/* none, or files the shim writes itself: nothing to print. */
 		setenv("PREFAULT_REPORT", dest, 1);
 	} else {
 		dir = scratch_dir("run", 1);
 		if (dir) {
-			char *spec_path;
-			if (asprintf(&spec_path, "%s/%%p.json", dir) < 0) {
+			char *spec_path = scratch_template(dir, "%p.json");
+			if (!spec_path) {
 				perror("prefault run");
 				scratch_clean(dir, 1);
 				return EXIT_USAGE;
@@ -113,7 +126,7 @@ int cmd_run(int argc, char **argv)
 	spec.argv = argv + i;
 	spec.fd_in = spec.fd_out = spec.fd_err = -1;
 	if (child_run(&spec, &r) < 0) {
-		fprintf(stderr, "prefault run: cannot start %s: %s\n", argv[i], strerror(errno));
+		fprintf(stderr, "prefault run: cannot start %s: %s\n", tty_str(argv[i]), strerror(errno));
 		if (dir)
 			scratch_clean(dir, 1);
 		free(dir);
@@ -125,16 +138,13 @@ int cmd_run(int argc, char **argv)
 		prog = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
 		if (!r.exec_errno && reports_load(dir, &rs) == 0) {
 			if (rs.n || rs.unreadable)
-				reports_print(2, &rs, r.pid, prog, r.wall_s);
-			else
-				no_report(prog, &r);
+				reports_print(2, &rs, r.pid, prog, r.wall_s, tree_faults(&r));
+			if (!reports_has_pid(&rs, r.pid))
+				no_report(argv[i], prog, &r, rs.n + rs.unreadable > 0);
 			reports_free(&rs);
 		}
 		scratch_clean(dir, 1);
 		free(dir);
 	}
 	return rc;
-usage:
-	fprintf(stderr, "usage: prefault run [-p POLICY] [-o REPORT] -- CMD [ARGS...]\n");
-	return EXIT_USAGE;
 }

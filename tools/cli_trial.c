@@ -152,7 +152,7 @@ static void print_table(const struct compare *c, const char *why, const char *co
 		printf("faults left in the program: %.0f -> %.0f (none fewer)\n", a.med, b.med);
 }
 
-int cmd_trial(int argc, char **argv)
+int cmd_trial(const struct command *self, int argc, char **argv)
 {
 	const char *policy_arg = NULL, *labels[3], *pols[3];
 	char *policy = NULL, empty[4300], why[320], subwhy[2][320];
@@ -162,39 +162,16 @@ int cmd_trial(int argc, char **argv)
 	static struct compare c;
 	double r[ROUNDS_MAX];
 	FILE *f;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		if (!strcmp(argv[i], "-n")) {
-			char *end;
-			if (++i == argc)
-				goto usage;
-			runs = (int)strtol(argv[i], &end, 10);
-			if (*end || runs < 1 || runs > ROUNDS_MAX) {
-				fprintf(stderr, "prefault trial: -n takes a whole number from 1 to %d\n", ROUNDS_MAX);
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(argv[i], "-p")) {
-			if (++i == argc)
-				goto usage;
-			policy_arg = argv[i];
-		} else if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--observe")) {
-			observe = 1;
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "prefault trial: unknown option %s\n", argv[i]);
-			goto usage;
-		} else {
-			break;
-		}
-	}
-	if (!policy_arg || i >= argc) {
-		fprintf(stderr, "prefault trial: %s\n", policy_arg ? "no command given" : "-p POLICY is required");
-		goto usage;
-	}
+	const struct opt opts[] = {
+		OPT_I("-n", &runs, "RUNS", 1, ROUNDS_MAX),
+		{ "-p", NULL, OPT_STR, &policy_arg, "POLICY", 0, 0, 1 },
+		OPT_F("--json", &json),
+		OPT_F("--observe", &observe),
+		OPT_END,
+	};
+	int n;
+	if ((i = opt_parse(self, argc, argv, opts, &n)) < 0)
+		return EXIT_USAGE;
 	policy = resolve_policy(policy_arg);
 	if (!policy || load_policy_file(policy, strchr(policy_arg, '/') ? policy_arg : policy, &pol) < 0)
 		return EXIT_USAGE;
@@ -254,7 +231,4 @@ int cmd_trial(int argc, char **argv)
 	compare_close(&c);
 	free(policy);
 	return 0;
-usage:
-	fprintf(stderr, "usage: prefault trial [-n RUNS] -p POLICY [--observe] [--json] -- CMD [ARGS...]\n");
-	return EXIT_USAGE;
 }

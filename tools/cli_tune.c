@@ -20,7 +20,8 @@
  *     table of everything tried (--json: the same for machines).
  * The program's output is discarded; a failing program is reported with
  * its exit status and tune stops with it.  -t bounds the whole run: no run
- * starts that would not end in time, and what was done is kept.  Ctrl-C
+ * starts that would not end in time, a run still going at the deadline is
+ * stopped (with the program's tree), and what was done is kept.  Ctrl-C
  * writes the best policy found so far.
  */
 #include "cli.h"
@@ -208,7 +209,7 @@ static int trouble(const char *what)
 static int trial_candidate(int s, int k, int idx, int total)
 {
 	const char *labels[2] = { "best so far", "candidate" };
-	char a[4400], b[4400], what[400], sshort[300], why[320];
+	char a[4400], b[4400], what[400], sshort[300], why[320], nowhy[400];
 	const char *pols[2] = { a, b };
 	struct tried *t = &T.tried[T.ntried];
 	struct keep_input in;
@@ -218,7 +219,7 @@ static int trial_candidate(int s, int k, int idx, int total)
 	t->cand = k;
 	t->against = T.chosen[s];
 	site_short(sshort, sizeof sshort, &T.plan.sites[s]);
-	snprintf(what, sizeof what, "candidate %d of %d, %s for %s", idx, total, T.plan.cands[k].label, sshort);
+	snprintf(what, sizeof what, "candidate %d of %d, %s for %s", idx, total, T.plan.cands[k].label, tty_str(sshort));
 	progress_what(what);
 	if (scratch_policy(a, sizeof a, "best", -1, -1) < 0 || scratch_policy(b, sizeof b, "cand", s, k) < 0) {
 		progress_say("prefault tune: cannot write a policy in %s: %s\n", C.dir, strerror(errno));
@@ -240,8 +241,8 @@ static int trial_candidate(int s, int k, int idx, int total)
 	/* Observe mode (the first best so far) loads the shim: if it wrote no
 	 * report, it never loaded, and no policy can do anything here. */
 	if (C.side[0].runs[0].reports == 0) {
-		progress_say("prefault tune: the shim wrote no report: it does not load into %s (statically linked, "
-		             "set-user-ID, or it clears LD_PRELOAD); nothing to tune\n", T.cmd[0]);
+		progress_say("prefault tune: the shim wrote no report: %s; nothing to tune\n",
+		             why_no_report(T.cmd[0], C.side[0].runs[0].status, nowhy, sizeof nowhy));
 		t->verdict = V_REJECTED;
 		snprintf(t->why, sizeof t->why, "the shim does not load into the program");
 		return 1;
@@ -355,7 +356,7 @@ static void policy_header(FILE *f, int nrules)
 		fprintf(f, " -t %g", T.budget);
 	fprintf(f, " --");
 	for (i = 0; T.cmd[i]; i++)
-		fprintf(f, " %s", T.cmd[i]);
+		fprintf(f, " %s", tty_str(T.cmd[i]));
 	fprintf(f, "\n# %s: %d site%s worth a rule, %d candidate%s tried, %d rule%s kept.\n", when, T.plan.nsites,
 	        T.plan.nsites == 1 ? "" : "s", T.ntried, T.ntried == 1 ? "" : "s", nrules, nrules == 1 ? "" : "s");
 	if (T.rank == RANK_TIME)
@@ -377,7 +378,8 @@ static void policy_header(FILE *f, int nrules)
 	else if (nrules)
 		fprintf(f, "# Not confirmed against the program without prefault (%s).\n",
 		        T.stopped ? "stopped early" : "no time left");
-	fprintf(f, "# Check it with 'prefault check'; run with it: prefault run -p FILE -- CMD.\n");
+	fprintf(f, "# Check it with 'prefault check %s%s'; run with it: prefault run -p %s%s -- CMD.\n",
+	        strchr(T.out, '/') ? "" : "./", tty_str(T.out), strchr(T.out, '/') ? "" : "./", tty_str(T.out));
 }
 
 static int write_result(const char *path)
@@ -385,7 +387,7 @@ static int write_result(const char *path)
 	FILE *f = fopen(path, "w");
 	int s, n = T.conf.dropped ? 0 : nchosen();
 	if (!f) {
-		progress_say("prefault tune: cannot write %s: %s\n", path, strerror(errno));
+		progress_say("prefault tune: cannot write %s: %s\n", tty_str(path), strerror(errno));
 		return -1;
 	}
 	policy_header(f, n);
@@ -405,7 +407,7 @@ static int write_result(const char *path)
 			continue;
 		c = &T.plan.cands[T.chosen[s]];
 		t = &T.tried[T.kept_row[s]];
-		fprintf(f, "\n# site %s\n", T.plan.sites[s].desc);
+		fprintf(f, "\n# site %s\n", tty_str(T.plan.sites[s].desc));
 		if (t->against >= 0)
 			fprintf(f, "# measured (%d pair%s) against %s for this site: %.2fx faster (pairs %.2fx to %.2fx);\n",
 			        t->rounds, t->rounds == 1 ? "" : "s", T.plan.cands[t->against].label, 1 / t->ratio.med,
@@ -424,18 +426,15 @@ static int write_result(const char *path)
 			        (t->rb.med - T.site_ref_rss[s].med) / 1024);
 		fputs(c->rule, f);
 	}
-	if (fclose(f) != 0) {
-		progress_say("prefault tune: cannot write %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return close_output(f, path, "prefault tune");
 }
 
-static void print_table(void)
+static void print_table(int written)
 {
+	const char *none = written ? "wrote a policy with no rules" : "a policy with no rules, not written";
 	int i, s = -1;
 	char ratio[64], fc[64], rc[64];
-	printf("\nprefault tune: %s: %d site%s worth a rule, %d candidate%s; ranked by %s\n", T.cmd[0], T.plan.nsites,
+	printf("\nprefault tune: %s: %d site%s worth a rule, %d candidate%s; ranked by %s\n", tty_str(T.cmd[0]), T.plan.nsites,
 	       T.plan.nsites == 1 ? "" : "s", T.plan.ncands, T.plan.ncands == 1 ? "" : "s",
 	       T.rank == RANK_TIME ? "time (3% faster, nearly every pair, fewer faults)" : "faults (a 20% cut)");
 	printf("\n  %-38s %-22s %-28s %-24s %s\n", "site: candidate", "wall ratio (range)", "faults in the program",
@@ -447,7 +446,7 @@ static void print_table(void)
 		if (c->site != s) {
 			s = c->site;
 			site_short(label, sizeof label, &T.plan.sites[s]);
-			printf("  %s\n", label);
+			printf("  %s\n", tty_str(label));
 		}
 		ratio_cell(ratio, sizeof ratio, &t->ratio, t->rounds);
 		if (t->rounds) {
@@ -463,7 +462,7 @@ static void print_table(void)
 		if (!T.plan.sites[i].n) {
 			char label[300];
 			site_short(label, sizeof label, &T.plan.sites[i]);
-			printf("  %s\n    nothing to try: %s\n", label, T.plan.sites[i].none_why);
+			printf("  %s\n    nothing to try: %s\n", tty_str(label), tty_str(T.plan.sites[i].none_why));
 		}
 	if (T.conf.done) {
 		ratio_cell(ratio, sizeof ratio, &T.conf.ratio, T.conf.rounds);
@@ -484,15 +483,16 @@ static void print_table(void)
 		printf("%d lighter site%s (under %.0f%% of the faults each) not tried: no rule for %s could gain that much\n",
 		       T.plan.skipped_light, T.plan.skipped_light == 1 ? "" : "s", 100 * CAND_MIN_SHARE,
 		       T.plan.skipped_light == 1 ? "it" : "them");
+	/* (say "wrote" only of a policy that was written) */
 	if (T.conf.dropped)
-		printf("the combined policy is not faster than the program without prefault: wrote a policy with no rules\n");
+		printf("the combined policy is not faster than the program without prefault: %s\n", none);
 	else if (!nchosen() && T.stopped)
-		printf("nothing kept before tune stopped: wrote a policy with no rules\n");
+		printf("nothing kept before tune stopped: %s\n", none);
 	else if (!nchosen())
-		printf("nothing helped: %s\n", T.plan.nsites ? "no candidate earned its place; wrote a policy with no rules" :
-		                                                "no mapping site takes enough of the faults; wrote a policy "
-		                                                "with no rules");
-	printf("policy: %s (%d rule%s)\n", T.out, T.conf.dropped ? 0 : nchosen(), (T.conf.dropped ? 0 : nchosen()) == 1 ? "" : "s");
+		printf("nothing helped: %s; %s\n", T.plan.nsites ? "no candidate earned its place" :
+		                                    "no mapping site takes enough of the faults", none);
+	printf("policy: %s (%d rule%s)%s\n", tty_str(T.out), T.conf.dropped ? 0 : nchosen(),
+	       (T.conf.dropped ? 0 : nchosen()) == 1 ? "" : "s", written ? "" : ": not written");
 }
 
 static void json_spread(const char *key, struct spread s)
@@ -513,7 +513,7 @@ static void json_sides(const char *key, int n, const char *const *names, const s
 	putchar('}');
 }
 
-static void print_json(void)
+static void print_json(int written)
 {
 	static const char *const ba[] = { "before", "after" }, *const woc[] = { "without", "observe", "with" };
 	int i, k, s;
@@ -590,72 +590,46 @@ static void print_json(void)
 	} else {
 		printf("null");
 	}
-	printf(",\"rules\":%d}\n", T.conf.dropped ? 0 : nchosen());
+	printf(",\"rules\":%d,\"written\":%s}\n", T.conf.dropped ? 0 : nchosen(), written ? "true" : "false");
 }
 
 /* ---- the command ---- */
 
-static int parse_args(int argc, char **argv, int *cmd_at)
+static int parse_args(const struct command *self, int argc, char **argv, int *cmd_at)
 {
-	int i;
+	const char *budget = NULL, *rank = NULL;
+	char *end;
+	int n;
+	const struct opt opts[] = {
+		OPT_I("-n", &T.pairs, "PAIRS", 1, ROUNDS_MAX),
+		OPT_S("-t", NULL, &budget, "SECONDS"),
+		OPT_S("-o", NULL, &T.out, "POLICY"),
+		OPT_F("--json", &T.json),
+		OPT_S("--rank", NULL, &rank, "time|faults"),
+		OPT_END,
+	};
 	T.pairs = 5;
 	T.out = "tune.policy";
 	T.rank = RANK_TIME;
-	for (i = 1; i < argc; i++) {
-		char *end;
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		if (!strcmp(argv[i], "-n")) {
-			if (++i == argc)
-				return -1;
-			T.pairs = (int)strtol(argv[i], &end, 10);
-			if (*end || T.pairs < 1 || T.pairs > ROUNDS_MAX) {
-				fprintf(stderr, "prefault tune: -n takes a whole number from 1 to %d\n", ROUNDS_MAX);
-				return -2;
-			}
-		} else if (!strcmp(argv[i], "-t")) {
-			if (++i == argc)
-				return -1;
-			T.budget = strtod(argv[i], &end);
-			if (*end || !(T.budget > 0) || T.budget > 1e7) {
-				fprintf(stderr, "prefault tune: -t takes a number of seconds above 0\n");
-				return -2;
-			}
-		} else if (!strcmp(argv[i], "-o")) {
-			if (++i == argc)
-				return -1;
-			T.out = argv[i];
-		} else if (!strcmp(argv[i], "--json")) {
-			T.json = 1;
-		} else if (!strcmp(argv[i], "--rank")) {
-			if (++i == argc)
-				return -1;
-			if (!strcmp(argv[i], "time"))
-				T.rank = RANK_TIME;
-			else if (!strcmp(argv[i], "faults"))
-				T.rank = RANK_FAULTS;
-			else {
-				fprintf(stderr, "prefault tune: --rank takes time or faults\n");
-				return -2;
-			}
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "prefault tune: unknown option %s\n", argv[i]);
+	if ((*cmd_at = opt_parse(self, argc, argv, opts, &n)) < 0)
+		return -1;
+	if (budget) {
+		T.budget = strtod(budget, &end);
+		if (end == budget || *end || !(T.budget > 0) || T.budget > 1e7) {
+			fprintf(stderr, "prefault tune: -t takes a number of seconds above 0\n");
 			return -1;
-		} else {
-			break;
 		}
 	}
-	if (i >= argc) {
-		fprintf(stderr, "prefault tune: no command given\n");
+	if (rank && !strcmp(rank, "faults")) {
+		T.rank = RANK_FAULTS;
+	} else if (rank && strcmp(rank, "time")) {
+		fprintf(stderr, "prefault tune: --rank takes time or faults\n");
 		return -1;
 	}
 	if (T.rank == RANK_TIME && T.pairs < 3) {
 		fprintf(stderr, "prefault tune: ranking by time needs 3 pairs or more (-n 3), or --rank faults\n");
-		return -2;
+		return -1;
 	}
-	*cmd_at = i;
 	return 0;
 }
 
@@ -676,7 +650,7 @@ static int profile_once(struct profiled *p)
 		close(err);
 	if (rc < 0) {
 		if (errno)
-			progress_say("prefault tune: cannot start %s: %s\n", T.cmd[0], strerror(errno));
+			progress_say("prefault tune: cannot start %s: %s\n", tty_str(T.cmd[0]), strerror(errno));
 		return errno ? 126 : EXIT_USAGE;
 	}
 	progress_run_done(p->wall_s);
@@ -685,6 +659,12 @@ static int profile_once(struct profiled *p)
 		T.sig = sig;
 		progress_say("prefault tune: interrupted (signal %d, %s) while profiling: nothing found yet\n", sig,
 		             strsignal(sig));
+		return 0;
+	}
+	if (child_timed_out()) {
+		T.stopped = "time budget";
+		progress_say("prefault tune: the time budget (-t %g) ran out while profiling: the program was stopped, "
+		             "nothing found yet\n", T.budget);
 		return 0;
 	}
 	if (p->status != 0) {
@@ -698,8 +678,9 @@ static int profile_once(struct profiled *p)
 		return C.failed;
 	}
 	if (p->nproc == 0) {
-		progress_say("prefault tune: no profile was written: the shim does not load into %s (statically linked, "
-		             "set-user-ID, or it clears LD_PRELOAD); nothing to tune\n", T.cmd[0]);
+		char why[400];
+		progress_say("prefault tune: no profile was written: %s; nothing to tune\n",
+		             why_no_report(T.cmd[0], p->status, why, sizeof why));
 		return 1;
 	}
 	return 0;
@@ -730,19 +711,16 @@ static int failed(int rc)
 	return rc;
 }
 
-int cmd_tune(int argc, char **argv)
+int cmd_tune(const struct command *self, int argc, char **argv)
 {
 	static struct profiled prof;
 	int at, rc, s, k, idx = 0;
 	double t0 = mono_s(), est;
-	rc = parse_args(argc, argv, &at);
-	if (rc == -1)
-		goto usage;
-	if (rc < 0)
+	if (parse_args(self, argc, argv, &at) < 0)
 		return EXIT_USAGE;
 	T.cmd = argv + at;
 	if (!writable(T.out)) {
-		fprintf(stderr, "prefault tune: cannot write %s: %s\n", T.out, strerror(errno));
+		fprintf(stderr, "prefault tune: cannot write %s: %s\n", tty_str(T.out), strerror(errno));
 		return EXIT_USAGE;
 	}
 	for (s = 0; s < CAND_MAX_SITES; s++)
@@ -750,8 +728,9 @@ int cmd_tune(int argc, char **argv)
 	if (compare_open(&C, T.cmd, "prefault tune") < 0)
 		return EXIT_USAGE;
 	progress_begin("prefault tune");
-	if (T.budget > 0) {
+	if (T.budget > 0) { /* no run starts that would end later, and none goes on past it */
 		C.deadline = t0 + T.budget;
+		child_set_deadline(C.deadline);
 		progress_deadline(C.deadline);
 	}
 	rc = profile_once(&prof);
@@ -769,7 +748,7 @@ int cmd_tune(int argc, char **argv)
 		if (!T.json)
 			progress_say("prefault tune: %s: %llu faults, %d site%s worth a rule, %d candidate%s; %d pair%s each%s, "
 			             "program output discarded\n",
-			             T.cmd[0], (unsigned long long)T.profile_faults, T.plan.nsites, T.plan.nsites == 1 ? "" : "s",
+			             tty_str(T.cmd[0]), (unsigned long long)T.profile_faults, T.plan.nsites, T.plan.nsites == 1 ? "" : "s",
 			             T.plan.ncands, T.plan.ncands == 1 ? "" : "s", T.pairs, T.pairs == 1 ? "" : "s",
 			             T.rank == RANK_TIME ? " after a warm-up" : "");
 	}
@@ -805,9 +784,9 @@ int cmd_tune(int argc, char **argv)
 	progress_end();
 	rc = write_result(T.out);
 	if (T.json)
-		print_json();
+		print_json(rc == 0);
 	else
-		print_table();
+		print_table(rc == 0);
 	fflush(stdout);
 	compare_close(&C);
 	if (rc < 0)
@@ -815,8 +794,4 @@ int cmd_tune(int argc, char **argv)
 	if (T.sig)
 		return 128 + T.sig;
 	return 0;
-usage:
-	fprintf(stderr, "usage: prefault tune [-n PAIRS] [-t SECONDS] [-o POLICY] [--json] [--rank time|faults] -- CMD "
-	                "[ARGS...]\n");
-	return EXIT_USAGE;
 }

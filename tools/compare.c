@@ -1,6 +1,7 @@
 /* compare.c: see compare.h. */
 #include "compare.h"
 #include "child.h"
+#include "fmt.h"
 #include "progress.h"
 #include "reports.h"
 #include <errno.h>
@@ -54,6 +55,12 @@ int compare_open(struct compare *c, char **cmd, const char *tool)
 	}
 	snprintf(c->repdir, sizeof c->repdir, "%s", rep);
 	free(rep);
+	c->spec = scratch_template(c->repdir, "%p.json");
+	if (!c->spec) {
+		fprintf(stderr, "%s: out of memory\n", tool);
+		compare_close(c);
+		return -1;
+	}
 	/* What the caller's environment says about the shim is ours to set. */
 	unsetenv("PREFAULT_POLICY");
 	unsetenv("PREFAULT_REPORT");
@@ -74,6 +81,8 @@ static void free_sides(struct compare *c)
 void compare_close(struct compare *c)
 {
 	free_sides(c);
+	free(c->spec);
+	c->spec = NULL;
 	if (c->dir) {
 		scratch_clean(c->repdir, 1);
 		scratch_clean(c->dir, 1);
@@ -118,12 +127,11 @@ static void set_side_env(void *arg)
 	const struct side_env *e = arg;
 	const struct side *d = &e->c->side[e->s];
 	const char *shim = find_shim(), *pad = NULL;
-	char spec[4400];
+	const char *spec = e->c->spec;
 	int s;
 	for (s = 0; s < e->c->nsides; s++)
 		if (e->c->side[s].policy)
 			pad = e->c->side[s].policy;
-	snprintf(spec, sizeof spec, "%s/%%p.json", e->c->repdir);
 	if (d->policy) {
 		setenv("PREFAULT_POLICY", d->policy, 1);
 		setenv("PREFAULT_REPORT", spec, 1);
@@ -219,7 +227,7 @@ int compare_run(struct compare *c, int rounds, int warmup)
 			runs_of[s]++;
 			if (run_once(c, s, r) < 0) {
 				int e = errno;
-				progress_say("%s: cannot start %s: %s\n", "prefault", c->cmd[0], strerror(e));
+				progress_say("%s: cannot start %s: %s\n", "prefault", tty_str(c->cmd[0]), strerror(e));
 				c->failed = 126;
 				c->failed_wstatus = 126 << 8;
 				c->failed_side = s;
@@ -229,6 +237,10 @@ int compare_run(struct compare *c, int rounds, int warmup)
 			/* A Ctrl-C reached the program and us alike: stop, blame no one. */
 			if ((sig = child_take_signal())) {
 				c->stopped = sig;
+				return -1;
+			}
+			if (child_timed_out()) { /* stopped at the deadline: not a result */
+				c->out_of_time = 1;
 				return -1;
 			}
 			if (r->status != 0) {
@@ -276,7 +288,8 @@ void compare_show_failure(const struct compare *c, const char *tool)
 	if (f) {
 		int shown = 0;
 		while (fgets(line, sizeof line, f) && shown < 20) {
-			progress_say("  | %s", line);
+			line[strcspn(line, "\n")] = '\0';
+			progress_say("  | %s\n", tty_str(line));
 			shown++;
 		}
 		fclose(f);

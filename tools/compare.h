@@ -50,9 +50,11 @@ struct compare {
 	char **cmd;
 	char *dir; /* scratch: the last run's stderr, r/ the reports, the caller's files */
 	char errfile[4200], repdir[4200];
+	char *spec; /* repdir's report path template for the shim */
 	int nsides;
 	struct side side[SIDES_MAX];
-	double deadline; /* mono_s(): start no run that would end after it; 0: none */
+	double deadline; /* mono_s(): start no run that would end after it; 0: none
+	                    (a run going on past child_set_deadline's is stopped) */
 	/* results of compare_run */
 	int rounds;      /* complete rounds measured */
 	int failed;      /* exit code (128+N after signal N) of a failed run, else 0 */

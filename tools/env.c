@@ -1,7 +1,8 @@
 /* env.c: the environment a program runs in under the shim: the shim first
- * in LD_PRELOAD (keeping what was there, libeatmydata style), the checked
- * policy in PREFAULT_POLICY, the report's destination.  Shared by run,
- * profile, trial and tune. */
+ * in LD_PRELOAD (keeping what was there, libeatmydata style; after a
+ * sanitizer's runtime, which must come first), the checked policy in
+ * PREFAULT_POLICY, the report's destination.  Shared by run, profile,
+ * trial and tune. */
 #include "cli.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,17 +22,60 @@ static int preload_has(const char *list, const char *lib)
 	return 0;
 }
 
+/* A sanitizer's runtime (libasan.so.8, libclang_rt.tsan-x86_64.so, ...):
+ * it must be the first library loaded, or it aborts the program. */
+static int sanitizer_runtime(const char *entry, size_t n)
+{
+	static const char *const kinds[] = { "asan", "hwasan", "tsan", "lsan", "msan" };
+	const char *base = entry + n;
+	size_t i, k;
+	while (base > entry && base[-1] != '/')
+		base--;
+	k = (size_t)(entry + n - base);
+	if (k > 3 && !strncmp(base, "lib", 3))
+		base += 3, k -= 3;
+	if (k > 9 && !strncmp(base, "clang_rt.", 9))
+		base += 9, k -= 9;
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		size_t m = strlen(kinds[i]);
+		if (k > m && !strncmp(base, kinds[i], m) && (base[m] == '.' || base[m] == '-'))
+			return 1;
+	}
+	return 0;
+}
+
+/* Where the shim goes in the caller's list: first, or just after the last
+ * sanitizer runtime in it. */
+static size_t shim_slot(const char *list)
+{
+	size_t at = 0, i = 0;
+	while (list[i]) {
+		size_t n = strcspn(list + i, " :");
+		if (n && sanitizer_runtime(list + i, n))
+			at = i + n;
+		i += n;
+		if (list[i])
+			i++;
+	}
+	return at;
+}
+
 int set_preload(const char *shim)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *v;
 	if (old && *old) {
+		size_t at;
 		if (preload_has(old, shim))
 			return 0;
+		at = shim_slot(old);
 		v = malloc(strlen(shim) + strlen(old) + 2);
 		if (!v)
 			return -1;
-		sprintf(v, "%s:%s", shim, old);
+		if (at)
+			sprintf(v, "%.*s:%s%s", (int)at, old, shim, old + at);
+		else
+			sprintf(v, "%s:%s", shim, old);
 	} else {
 		v = strdup(shim);
 		if (!v)

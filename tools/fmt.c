@@ -16,6 +16,16 @@ void human_size(char *out, size_t cap, uint64_t v)
 	sb_cstr(&sb);
 }
 
+const char *tty_str(const char *s)
+{
+	static char ring[4][16384]; /* (a path of 4 KiB, every byte escaped) */
+	static unsigned next;
+	struct sbuf sb;
+	sb_init(&sb, ring[next++ % 4], sizeof ring[0], -1);
+	sb_text(&sb, s ? s : "");
+	return sb_cstr(&sb);
+}
+
 void json_string(FILE *f, const char *s)
 {
 	size_t cap = strlen(s) * 6 + 3; /* every byte escaped as \u00XX, and the quotes */
@@ -29,6 +39,19 @@ void json_string(FILE *f, const char *s)
 	sb_json_str(&sb, s);
 	fputs(sb_cstr(&sb), f);
 	free(buf);
+}
+
+int close_output(FILE *f, const char *path, const char *tool)
+{
+	int bad = ferror(f), e = errno;
+	if (fclose(f) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (!bad)
+		return 0;
+	fprintf(stderr, "%s: cannot write %s: %s\n", tool, tty_str(path), strerror(e ? e : EIO));
+	return -1;
 }
 
 void write_all(int fd, const void *buf, size_t n)

@@ -6,6 +6,7 @@
  * So a build tree, an installed copy and a relocated DESTDIR all work.
  */
 #include "cli.h"
+#include "fmt.h"
 #include "policy_file.h"
 #include <dirent.h>
 #include <errno.h>
@@ -50,6 +51,54 @@ static int first_existing(char *out, size_t cap, const char *const *cands, const
 	return 0;
 }
 
+/* The loader splits LD_PRELOAD at ' ' and ':' and expands '$ORIGIN',
+ * '$LIB' and '$PLATFORM' in it: a path with one of these would load
+ * something else (a relative "x/libprefault.so" from the program's current
+ * directory, say). */
+static int loader_safe(const char *path) { return !strpbrk(path, " :$"); }
+
+static char alias_dir[PATH_MAX], alias[PATH_MAX + 32];
+
+void shim_alias_remove(void)
+{
+	if (alias[0])
+		unlink(alias);
+	if (alias_dir[0])
+		rmdir(alias_dir);
+	alias[0] = alias_dir[0] = '\0';
+}
+
+/* A link to the shim whose path the loader takes as it is: in a private
+ * directory (mode 0700) of our own, removed when the tool exits. */
+static const char *make_alias(const char *shim)
+{
+	const char *tmp = getenv("TMPDIR"), *bases[4];
+	int i, n = 0;
+	if (tmp && tmp[0] == '/' && loader_safe(tmp))
+		bases[n++] = tmp;
+	bases[n++] = "/dev/shm";
+	bases[n++] = "/tmp";
+	for (i = 0; i < n; i++) {
+		snprintf(alias_dir, sizeof alias_dir, "%s/prefault-shim.XXXXXX", bases[i]);
+		if (!mkdtemp(alias_dir)) {
+			alias_dir[0] = '\0';
+			continue;
+		}
+		snprintf(alias, sizeof alias, "%s/libprefault.so", alias_dir);
+		if (loader_safe(alias) && symlink(shim, alias) == 0) {
+			atexit(shim_alias_remove);
+			return alias;
+		}
+		alias[0] = '\0';
+		rmdir(alias_dir);
+		alias_dir[0] = '\0';
+	}
+	fprintf(stderr, "prefault: the shim's path %s holds a space, ':' or '$', which the loader would split or "
+	        "expand, and no private directory for a link to it could be made (%s): install it elsewhere\n",
+	        tty_str(shim), strerror(errno));
+	return NULL;
+}
+
 const char *find_shim(void)
 {
 	static char path[PATH_MAX + 64];
@@ -58,6 +107,8 @@ const char *find_shim(void)
 	const char *cands[4];
 	if (env && *env)
 		return env;
+	if (alias[0])
+		return alias;
 	snprintf(a, sizeof a, "%s", self_dir());
 	snprintf(b, sizeof b, "%s/../lib/prefault", self_dir());
 	cands[0] = a;
@@ -73,7 +124,7 @@ const char *find_shim(void)
 			free(r);
 		}
 	}
-	return path;
+	return loader_safe(path) ? path : make_alias(path);
 }
 
 static int policy_dirs(const char *out[4], char bufs[2][PATH_MAX + 32])
@@ -87,36 +138,49 @@ static int policy_dirs(const char *out[4], char bufs[2][PATH_MAX + 32])
 	return 3;
 }
 
-/* A bare name that is a regular file here: the user means that file. */
-static int regular_here(const char *arg)
+/* A file of this name in the current directory (NAME or NAME.policy), which
+ * a bare name does not mean: "./NAME" does. */
+static const char *file_here(const char *arg)
 {
+	static char alt[300];
 	struct stat st;
-	return stat(arg, &st) == 0 && S_ISREG(st.st_mode);
+	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode))
+		return arg;
+	snprintf(alt, sizeof alt, "%s.policy", arg);
+	if (stat(alt, &st) == 0 && !S_ISDIR(st.st_mode))
+		return alt;
+	return NULL;
 }
 
 char *resolve_policy(const char *arg)
 {
 	char bufs[2][PATH_MAX + 32], path[2 * PATH_MAX + 512], suffix[300];
-	const char *dirs[4];
-	/* A path, or a file of that name here; anything else (a directory named
-	 * like a shipped policy, say) does not shadow the shipped one. */
-	if (strchr(arg, '/') || regular_here(arg)) {
+	const char *dirs[4], *here;
+	/* A path has a '/'.  A bare name is a shipped policy's, whatever the
+	 * current directory holds: a file there (planted in a shared directory,
+	 * say) is never taken for it. */
+	if (strchr(arg, '/')) {
 		char *r = realpath(arg, NULL);
 		if (!r)
-			fprintf(stderr, "prefault: %s: %s\n", arg, strerror(errno));
+			fprintf(stderr, "prefault: %s: %s\n", tty_str(arg), strerror(errno));
 		return r;
 	}
-	if (strlen(arg) > 200) {
-		fprintf(stderr, "prefault: %s: no such policy\n", arg);
-		return NULL;
-	}
+	here = strlen(arg) <= 200 ? file_here(arg) : NULL;
 	policy_dirs(dirs, bufs);
 	snprintf(suffix, sizeof suffix, "/%s.policy", arg);
-	if (first_existing(path, sizeof path, dirs, suffix))
-		return realpath(path, NULL);
-	fprintf(stderr, "prefault: %s: not a file, nor a shipped policy (shipped: ", arg);
+	if (strlen(arg) <= 200 && first_existing(path, sizeof path, dirs, suffix)) {
+		char *r = realpath(path, NULL);
+		if (r && here) /* say which one: the user may have meant the other */
+			fprintf(stderr, "prefault: %s is the shipped policy %s; for the file here, write ./%s\n", tty_str(arg),
+			        tty_str(r), tty_str(here));
+		return r;
+	}
+	fprintf(stderr, "prefault: %s: no shipped policy of that name (shipped: ", tty_str(arg));
 	list_shipped(stderr);
-	fprintf(stderr, ")\n");
+	if (here)
+		fprintf(stderr, "); for the file here, write ./%s\n", tty_str(here));
+	else
+		fprintf(stderr, "); a file is named by a path (./%s)\n", tty_str(arg));
 	return NULL;
 }
 
@@ -134,7 +198,8 @@ void list_shipped(FILE *out)
 		while ((e = readdir(d))) {
 			size_t n = strlen(e->d_name);
 			if (n > 7 && !strcmp(e->d_name + n - 7, ".policy")) {
-				fprintf(out, "%s%.*s", first ? "" : ", ", (int)(n - 7), e->d_name);
+				e->d_name[n - 7] = '\0';
+				fprintf(out, "%s%s", first ? "" : ", ", tty_str(e->d_name));
 				first = 0;
 			}
 		}
@@ -156,13 +221,13 @@ int load_policy_file(const char *path, const char *shown, struct policy *pol)
 	int line, r = policy_file_read(path, buf, sizeof buf, &n);
 	if (r != PFR_OK) {
 		const char *why = policy_file_error(r);
-		fprintf(stderr, "%s: cannot use the policy: %s\n", shown,
+		fprintf(stderr, "%s: cannot use the policy: %s\n", tty_str(shown),
 		        r == PFR_ERRNO && !strcmp(why, "cannot read") ? strerror(errno) : why);
 		return -1;
 	}
 	line = policy_parse(buf, n, pol, &err);
 	if (line) {
-		fprintf(stderr, "%s:%d: %s\n", shown, line, err.msg);
+		fprintf(stderr, "%s:%d: %s\n", tty_str(shown), line, tty_str(err.msg));
 		return -1;
 	}
 	return 0;

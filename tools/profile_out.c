@@ -89,7 +89,7 @@ int write_profile_json(const char *path, const struct profile *m, const struct p
 		fputc('}', f);
 	}
 	fprintf(f, "]}\n");
-	return fclose(f) == 0 ? 0 : -1;
+	return close_output(f, path, "prefault profile");
 }
 
 int write_folded(const char *path, const struct profile *m)
@@ -102,7 +102,7 @@ int write_folded(const char *path, const struct profile *m)
 	}
 	for (i = 0; i < m->nstacks; i++)
 		fprintf(f, "%s %llu\n", m->stacks[i].a, (unsigned long long)m->stacks[i].n);
-	return fclose(f) == 0 ? 0 : -1;
+	return close_output(f, path, "prefault profile");
 }
 
 static void xml(FILE *f, const char *s)
@@ -180,5 +180,5 @@ int write_svg(const char *path, const struct profile *m, char **cmd)
 	fprintf(f, "<text x=\"12\" y=\"%d\" fill=\"#666\" font-size=\"10\">Faults outside these sites (heap, stacks, "
 	           "libraries, glibc's own mmaps): %llu.</text>\n</svg>\n",
 	        h - 20, (unsigned long long)m->unattributed);
-	return fclose(f) == 0 ? 0 : -1;
+	return close_output(f, path, "prefault profile");
 }

@@ -78,7 +78,7 @@ int profile_program(char **cmd, int fd_in, int fd_out, int fd_err, struct profil
 {
 	struct child_spec cs;
 	struct child_result cr;
-	char *dir, spec[4200];
+	char *dir, *spec;
 	memset(p, 0, sizeof *p);
 	if (!find_shim()) {
 		fprintf(stderr, "prefault: cannot find libprefault.so (set PREFAULT_SHIM)\n");
@@ -91,7 +91,13 @@ int profile_program(char **cmd, int fd_in, int fd_out, int fd_err, struct profil
 		errno = 0;
 		return -1;
 	}
-	snprintf(spec, sizeof spec, "%s/%%p.prof", dir);
+	spec = scratch_template(dir, "%p.prof");
+	if (!spec) {
+		scratch_clean(dir, 1);
+		free(dir);
+		errno = ENOMEM;
+		return -1;
+	}
 	memset(&cs, 0, sizeof cs);
 	cs.argv = cmd;
 	cs.fd_in = fd_in;
@@ -103,6 +109,7 @@ int profile_program(char **cmd, int fd_in, int fd_out, int fd_err, struct profil
 		int e = errno;
 		scratch_clean(dir, 1);
 		free(dir);
+		free(spec);
 		errno = e;
 		return -1;
 	}
@@ -114,6 +121,7 @@ int profile_program(char **cmd, int fd_in, int fd_out, int fd_err, struct profil
 		p->nproc = 0;
 	scratch_clean(dir, 1);
 	free(dir);
+	free(spec);
 	merge_profiles(p->procs, p->nproc, &p->merged);
 	if (p->merged.nsites) /* (qsort of a NULL, empty array is undefined) */
 		qsort(p->merged.sites, p->merged.nsites, sizeof p->merged.sites[0], cmp_site);

@@ -49,6 +49,22 @@ char *scratch_dir(const char *what, int in_memory)
 	return d;
 }
 
+char *scratch_template(const char *dir, const char *file)
+{
+	size_t n = strlen(dir), k = 0, i;
+	char *t = malloc(2 * n + strlen(file) + 2);
+	if (!t)
+		return NULL;
+	for (i = 0; i < n; i++) { /* the shim reads %p, %e and %% in it */
+		t[k++] = dir[i];
+		if (dir[i] == '%')
+			t[k++] = '%';
+	}
+	t[k++] = '/';
+	strcpy(t + k, file);
+	return t;
+}
+
 void scratch_clean(const char *dir, int rm_dir)
 {
 	DIR *d = opendir(dir);
@@ -197,7 +213,7 @@ static void text_rule(struct sbuf *sb, const struct rstat *rs, const char *suffi
 	for (k = 0; k < rs->nskip; k++)
 		sk += rs->skip[k];
 	sb_str(sb, "prefault:   rule ");
-	sb_str(sb, rs->name);
+	sb_text(sb, rs->name);
 	sb_str(sb, suffix);
 	sb_str(sb, ": ");
 	sb_u64(sb, rs->matched);
@@ -268,7 +284,7 @@ static void text_rule(struct sbuf *sb, const struct rstat *rs, const char *suffi
 				continue;
 			if (!first)
 				sb_str(sb, ", ");
-			sb_str(sb, rs->skip_name[k]);
+			sb_text(sb, rs->skip_name[k]);
 			sb_chr(sb, ' ');
 			sb_u64(sb, rs->skip[k]);
 			first = 0;
@@ -289,7 +305,7 @@ static uint64_t limit_of(const struct json *d)
 static void budget_line(struct sbuf *sb, const char *policy, uint64_t peak, uint64_t limit, const char *suffix)
 {
 	sb_str(sb, "prefault:   policy ");
-	sb_str(sb, policy);
+	sb_text(sb, policy);
 	sb_str(sb, "; budget peak ");
 	sb_size_human(sb, peak);
 	if (limit == LIMIT_UNKNOWN)
@@ -405,7 +421,7 @@ static void ledger_line(struct sbuf *sb, const struct ledger *l)
 static void note_line(struct sbuf *sb, const char *text)
 {
 	sb_str(sb, "prefault:   note: ");
-	sb_str(sb, text);
+	sb_text(sb, text);
 	sb_chr(sb, '\n');
 }
 
@@ -415,7 +431,7 @@ static void print_one(struct sbuf *sb, const struct json *d)
 	const struct json *r, *policy = json_get(d, "policy");
 	uint64_t minor = num(d, "faults.minor"), major = num(d, "faults.major");
 	sb_str(sb, "prefault: ");
-	sb_str(sb, json_str(json_get(d, "program"), "?"));
+	sb_text(sb, json_str(json_get(d, "program"), "?"));
 	sb_chr(sb, '[');
 	sb_u64(sb, num(d, "pid"));
 	sb_str(sb, "] ");
@@ -547,7 +563,7 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 	sb_str(sb, "prefault: ");
 	sb_u64(sb, (uint64_t)rs->n);
 	sb_str(sb, " processes (");
-	sb_str(sb, name);
+	sb_text(sb, name);
 	sb_chr(sb, '[');
 	sb_u64(sb, (uint64_t)root);
 	sb_str(sb, "] and its descendants), ");
@@ -569,7 +585,7 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 		sb_str(sb, "prefault:   heaviest processes:\n");
 		for (i = 0; i < rs->n && i < TOP; i++) {
 			sb_str(sb, "prefault:     ");
-			sb_str(sb, json_str(json_get(heavy[i], "program"), "?"));
+			sb_text(sb, json_str(json_get(heavy[i], "program"), "?"));
 			sb_chr(sb, '[');
 			sb_u64(sb, num(heavy[i], "pid"));
 			sb_str(sb, "]: ");
@@ -590,7 +606,38 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 	free(notes);
 }
 
-void reports_print(int fd, const struct report_set *rs, pid_t root, const char *root_name, double wall_s)
+int reports_has_pid(const struct report_set *rs, pid_t pid)
+{
+	int i;
+	for (i = 0; i < rs->n; i++)
+		if ((pid_t)num(rs->docs[i], "pid") == pid)
+			return 1;
+	return 0;
+}
+
+/* Faults the tree took that no report holds: said when there are enough of
+ * them that the start-up before the shim in each process (tens to hundreds
+ * of faults: exec, the loader) cannot be all there is. */
+#define UNREPORTED_MIN 1000
+static void unreported_line(struct sbuf *sb, const struct report_set *rs, uint64_t tree)
+{
+	uint64_t sum = 0, left;
+	int i;
+	for (i = 0; i < rs->n; i++)
+		sum += total_faults(rs->docs[i]);
+	left = tree > sum ? tree - sum : 0;
+	if (left < UNREPORTED_MIN || left * 10 < tree)
+		return;
+	sb_str(sb, "prefault:   not in any report: ");
+	sb_u64(sb, left);
+	sb_str(sb, " of the tree's ");
+	sb_u64(sb, tree);
+	sb_str(sb, " faults (from wait4): processes that wrote no report (killed before it, or without the shim), "
+	           "and start-up before the shim\n");
+}
+
+void reports_print(int fd, const struct report_set *rs, pid_t root, const char *root_name, double wall_s,
+                   uint64_t tree_faults)
 {
 	char buf[4096];
 	struct sbuf sb;
@@ -599,6 +646,7 @@ void reports_print(int fd, const struct report_set *rs, pid_t root, const char *
 		print_one(&sb, rs->docs[0]);
 	else if (rs->n > 1)
 		print_tree(&sb, rs, root, root_name, wall_s);
+	unreported_line(&sb, rs, tree_faults);
 	if (rs->unreadable) {
 		sb_str(&sb, rs->n ? "prefault:   note: " : "prefault: ");
 		sb_u64(&sb, (uint64_t)rs->unreadable);

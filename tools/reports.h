@@ -21,6 +21,10 @@ struct report_set {
  * /tmp; with in_memory (for reports: small files, one per process), /dev/shm
  * when it is a tmpfs.  A malloc'd path, or NULL with errno set. */
 char *scratch_dir(const char *what, int in_memory);
+/* dir/file as a report or profile path template for the shim: a '%' of
+ * dir's (from $TMPDIR) doubled, so only file's %p and %e are read.
+ * malloc'd, or NULL. */
+char *scratch_template(const char *dir, const char *file);
 /* Remove the files in dir, and dir itself if rm_dir. */
 void scratch_clean(const char *dir, int rm_dir);
 
@@ -31,8 +35,13 @@ void reports_free(struct report_set *rs);
 /* One report: the text the shim would have written.  Several: a summary
  * (processes, faults, the heaviest processes, rules summed, notes).
  * root and root_name name the program we started, wall_s is how long it
- * ran.  Written to fd with write(2). */
-void reports_print(int fd, const struct report_set *rs, pid_t root, const char *root_name, double wall_s);
+ * ran, tree_faults what wait4 says the tree took: when the reports hold
+ * much less, a line says how much is in none of them (processes killed
+ * before their report, say).  Written to fd with write(2). */
+void reports_print(int fd, const struct report_set *rs, pid_t root, const char *root_name, double wall_s,
+                   uint64_t tree_faults);
+/* Is there a report of process pid? */
+int reports_has_pid(const struct report_set *rs, pid_t pid);
 
 /* faults.in_prefault of one report: taken by the shim's own work (0 if absent). */
 uint64_t report_in_prefault(const struct json *doc);

@@ -11,6 +11,8 @@
  */
 #include "cli.h"
 #include "candidates.h"
+#include "fmt.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +33,7 @@ int write_suggestion(const char *path, const struct profile *m, char **cmd)
 	plan_candidates(m, &plan);
 	OUT("# Suggested by: prefault profile --suggest");
 	for (j = 0; cmd[j]; j++)
-		OUT(" %s", cmd[j]);
+		OUT(" %s", tty_str(cmd[j]));
 	OUT("\n# %llu faults in all; %s.\n", (unsigned long long)(m->minor + m->major),
 	    m->perf_ok ? "sites weighed by sampled faults" : "fault sampling unavailable: sites weighed by pages touched");
 	OUT("# Every rule here is untested: run prefault tune to measure it (prefault tune -- CMD tries each\n"
@@ -41,9 +43,9 @@ int write_suggestion(const char *path, const struct profile *m, char **cmd)
 	    "# is never suggested unmeasured.  Check this file with 'prefault check'.\n\n[global]\nreport = stderr\n");
 	for (j = 0; j < plan.nsites; j++) {
 		const struct site_plan *sp = &plan.sites[j];
-		OUT("\n# site %s\n", sp->desc);
+		OUT("\n# site %s\n", tty_str(sp->desc));
 		if (sp->primary < 0) {
-			OUT("# %s\n", sp->none_why[0] ? sp->none_why : "no candidate rule for this kind of site");
+			OUT("# %s\n", sp->none_why[0] ? tty_str(sp->none_why) : "no candidate rule for this kind of site");
 			continue;
 		}
 		for (k = sp->first; k < sp->first + sp->n; k++)
@@ -67,12 +69,15 @@ int write_suggestion(const char *path, const struct profile *m, char **cmd)
 		return -1;
 	}
 	f = fopen(path, "w");
-	if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
-		perror(path);
+	if (!f) {
+		fprintf(stderr, "prefault profile: cannot write %s: %s\n", tty_str(path), strerror(errno));
 		free(text);
 		return -1;
 	}
-	fprintf(stderr, "prefault profile: wrote %s (%d rule%s, untested)\n", path, nrules, nrules == 1 ? "" : "s");
+	fwrite(text, 1, len, f);
 	free(text);
+	if (close_output(f, path, "prefault profile") < 0) /* (a short write shows in ferror) */
+		return -1;
+	fprintf(stderr, "prefault profile: wrote %s (%d rule%s, untested)\n", tty_str(path), nrules, nrules == 1 ? "" : "s");
 	return 0;
 }
