@@ -18,7 +18,7 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 ifeq ($(DEVELOPER),1)
-WARN += -Werror -Wpointer-arith -Wcast-align -Wwrite-strings -Wundef -Wformat=2 -Wvla
+WARN += -Werror -Wpointer-arith -Wcast-align -Wwrite-strings -Wundef -Wformat=2 -Wvla -Wconversion
 endif
 
 ifneq ($(SANITIZE),)
@@ -41,10 +41,10 @@ endif
 SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/stack.c \
             shim/worker.c shim/pool.c shim/recycle.c shim/profile.c shim/profile_sample.c \
             shim/profile_tables.c shim/match.c shim/regions.c shim/stats.c shim/ranges.c \
-            shim/policy_file.c shim/policy.c shim/glob.c shim/sbuf.c shim/os.c shim/libc.c
+            shim/policy_file.c shim/policy.c shim/glob.c shim/report_text.c shim/sbuf.c shim/settings.c shim/os.c shim/libc.c
 # What the command-line tool shares with the shim: the parser and its file
 # reader, and the formatting helpers.
-PURE_SRC := shim/policy.c shim/policy_file.c shim/glob.c shim/sbuf.c
+PURE_SRC := shim/policy.c shim/policy_file.c shim/glob.c shim/report_text.c shim/sbuf.c
 # The command-line tool, top to bottom: the commands, then what they share.
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.c tools/cli_tune.c tools/cli_trial.c \
            tools/cli_bench.c tools/suggest.c tools/candidates.c tools/profile_run.c tools/profile_out.c tools/profile_data.c tools/compare.c \
@@ -269,9 +269,16 @@ $(BUILD)/fuzz_policy: tests/fuzz/fuzz_policy.c $(PURE_SRC) tools/io.c $(wildcard
 	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
 		-Ishim -o $@ tests/fuzz/fuzz_policy.c $(PURE_SRC) tools/io.c
 
-fuzz: $(BUILD)/fuzz_policy
+# The dictionary: tests/fuzz/policy.dict and the action words of actions.h.
+$(BUILD)/policy.dict: tests/fuzz/policy.dict tests/fuzz/dict_actions.c $(PURE_SRC) tools/io.c $(wildcard shim/*.h)
+	$(call say,GEN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -D_GNU_SOURCE -Ishim -o $(BUILD)/dict_actions tests/fuzz/dict_actions.c $(PURE_SRC) tools/io.c
+	$(Q){ grep -v '^#' tests/fuzz/policy.dict; $(BUILD)/dict_actions; } >$@
+
+fuzz: $(BUILD)/fuzz_policy $(BUILD)/policy.dict
 	$(Q)mkdir -p $(BUILD)/fuzz-corpus
-	$(Q)$(BUILD)/fuzz_policy -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -dict=tests/fuzz/policy.dict \
+	$(Q)$(BUILD)/fuzz_policy -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -dict=$(BUILD)/policy.dict \
 		-artifact_prefix=$(BUILD)/fuzz- $(BUILD)/fuzz-corpus tests/fuzz/corpus policies
 
 # Every kept input (found crashes, once fixed, are kept in tests/fuzz/corpus) through the parser once.

@@ -27,6 +27,7 @@
 #include "regions.h"
 #include "report.h"
 #include "sbuf.h"
+#include "settings.h"
 #include "stack.h"
 #include "stats.h"
 #include "worker.h"
@@ -49,19 +50,16 @@ static const char *report_dest = "stderr"; /* template: "stderr", "none" or repo
 static char report_path[PATH_MAX];  /* (written only when the report goes to a file) */
 static int report_quiet;           /* PREFAULT_REPORT_QUIET: the CLI collects; stay silent */
 static char policy_text[POL_FILE_MAX + 2];
+static struct settings set; /* PREFAULT_*, read once (settings.h) */
+
 static int reported;
 static int may_wait; /* the report may wait for a lock (see shim_report) */
-static struct fdid stderr_id;      /* fd 2 as the process started with it */
-
-/* One line on stderr, only if fd 2 is still the stderr we started with:
- * never into a file the program opened in its place. */
+/* One line on stderr (os_warn: only the stderr we started with), its parts
+ * escaped: names and paths come from outside. */
 static void warn(const char *a, const char *b, const char *c, const char *d)
 {
 	static char buf[600]; /* (one warning at a time: start-up, or the report) */
 	struct sbuf sb;
-	struct quiet q;
-	if (!os_fd_same(2, &stderr_id))
-		return;
 	sb_init(&sb, buf, sizeof buf, -1);
 	sb_str(&sb, "prefault: ");
 	sb_text(&sb, a);
@@ -71,11 +69,19 @@ static void warn(const char *a, const char *b, const char *c, const char *d)
 		sb_text(&sb, c);
 	if (d)
 		sb_text(&sb, d);
-	sb_cstr(&sb);
-	os_quiet_begin(&q);
-	os_write_all(2, buf, strlen(buf));
-	os_write_all(2, "\n", 1);
-	os_quiet_end(&q);
+	os_warn(sb_cstr(&sb));
+}
+
+/* "(at most N bytes)": the longest path there is room for. */
+static const char *at_most_path(void)
+{
+	static char m[48];
+	struct sbuf sb;
+	sb_init(&sb, m, sizeof m, -1);
+	sb_str(&sb, "(at most ");
+	sb_u64(&sb, PATH_MAX - 1);
+	sb_str(&sb, " bytes)");
+	return sb_cstr(&sb);
 }
 
 static const char *report_errno_text(int e)
@@ -116,7 +122,7 @@ static void set_dest(const char *s)
 		}
 	}
 	if (cwd + n >= sizeof report_path) {
-		warn("the report path is too long (at most 4095 bytes): no report will be written", NULL, NULL, NULL);
+		warn("the report path is too long ", at_most_path(), ": no report will be written", NULL);
 		report_dest = "none";
 		return;
 	}
@@ -206,7 +212,7 @@ static void pass(void)
 void shim_init(void)
 {
 	int expect = 0;
-	const char *pol, *rep, *prog, *prof;
+	const char *pol, *rep, *prog;
 	struct guard g;
 	/* Too early: a call from a sanitizer's start (its .preinit_array runs
 	 * before libc has set up the environment and the program's name), or
@@ -226,12 +232,12 @@ void shim_init(void)
 		guard_leave(g);
 		return;
 	}
-	os_fd_identity(2, &stderr_id);
+	os_stderr_remember();
 	start_counting();
 	prog = program_invocation_short_name;
 	copy_str(pinfo.program, sizeof pinfo.program, prog && *prog ? prog : "?");
-	pol = getenv("PREFAULT_POLICY");
-	if (pol && *pol) {
+	settings_read(&set);
+	if ((pol = set.policy)) {
 		if (load_policy(pol) < 0) { /* a bad policy: the program runs exactly as without us */
 			pass();
 			guard_leave(g);
@@ -240,12 +246,10 @@ void shim_init(void)
 		have_policy = 1;
 		pinfo.policy_path = policy_path;
 	}
-	prof = getenv("PREFAULT_PROFILE");
-	if (prof && *prof)
-		profile_init(prof);
-	report_quiet = getenv("PREFAULT_REPORT_QUIET") != NULL;
-	rep = getenv("PREFAULT_REPORT");
-	if (rep && *rep)
+	if (set.profile)
+		profile_init(set.profile);
+	report_quiet = set.report_quiet != NULL;
+	if ((rep = set.report))
 		set_dest(rep);
 	else if (have_policy && g_pol.has_report)
 		set_dest(g_pol.report);
@@ -265,7 +269,7 @@ void shim_init(void)
 		match_setup(have_policy ? &g_pol : NULL, pinfo.program, exe_base ? exe_base + 1 : pinfo.exe);
 	}
 	stack_setup(have_policy ? &g_pol : NULL);
-	pf_setup(have_policy ? &g_pol : NULL, profiling);
+	pf_setup(have_policy ? &g_pol : NULL, profiling, &set);
 	__atomic_store_n(&shim_state, SHIM_ON, __ATOMIC_RELEASE);
 	guard_leave(g);
 }
@@ -367,7 +371,7 @@ static void report_to_file(void)
 	sb_cstr(&sb);
 	if (sb.trunc || strlen(path) >= PATH_MAX) {
 		if (!report_quiet)
-			warn("cannot write the report: its path is too long (at most 4095 bytes)", NULL, NULL, NULL);
+			warn("cannot write the report: its path is too long ", at_most_path(), NULL, NULL);
 		return;
 	}
 	n = strlen(path);
@@ -380,7 +384,7 @@ static void report_to_file(void)
 			                       report_errno_text(errno));
 		return;
 	}
-	if (report_write(fd, json, &pinfo, have_policy ? &g_pol : NULL, may_wait) != 0)
+	if (report_write(fd, json, &pinfo, have_policy ? &g_pol : NULL, may_wait) != 0 && !report_quiet)
 		warn("the report is incomplete: ", path, ": ", report_errno_text(errno));
 	sys_close(fd);
 }
@@ -413,7 +417,7 @@ void shim_report(void)
 		/* Only into the stderr the process started with: a program that
 		 * closed it and opened a file in its place would find our report
 		 * in its data.  (prefault run collects the report instead.) */
-		if (os_fd_same(2, &stderr_id))
+		if (os_stderr_same())
 			report_write(2, 0, &pinfo, have_policy ? &g_pol : NULL, may_wait);
 	} else {
 		report_to_file();

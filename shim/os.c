@@ -413,6 +413,22 @@ int os_fd_same(int fd, const struct fdid *id)
 	return id->ok && sys_fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
+static struct fdid stderr_id; /* fd 2 as the process started with it */
+
+void os_stderr_remember(void) { os_fd_identity(2, &stderr_id); }
+int os_stderr_same(void) { return os_fd_same(2, &stderr_id); }
+
+void os_warn(const char *line)
+{
+	struct quiet q;
+	if (!os_stderr_same())
+		return;
+	os_quiet_begin(&q);
+	os_write_all(2, line, strlen(line));
+	os_write_all(2, "\n", 1);
+	os_quiet_end(&q);
+}
+
 void os_quiet_begin(struct quiet *q)
 {
 	sigset_t hold, pending;

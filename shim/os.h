@@ -68,6 +68,15 @@ int os_open_report(const char *path);
 /* Nonzero for a set-user-ID / set-group-ID / capability-raising exec. */
 int os_secure(void);
 
+/* The one warning channel, for every layer: stderr as the process started
+ * with it (os_stderr_remember, first thing at start-up), and never another
+ * file the program opened on fd 2 after closing it (its data would get our
+ * line).  os_warn writes one line (a newline is added), SIGPIPE and SIGXFSZ
+ * held (os_quiet_begin). */
+void os_stderr_remember(void);
+int os_stderr_same(void);
+void os_warn(const char *line);
+
 /* Which open file an fd is, to tell later whether the fd still is it. */
 struct fdid {
 	dev_t dev;

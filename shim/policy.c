@@ -29,6 +29,19 @@ struct ctx {
 
 struct word { const char *s; size_t n; };
 
+/* "text N text": a message with a limit in it, from the constant itself. */
+static int fail_n(struct ctx *c, int line, const char *a, uint64_t n, const char *b)
+{
+	struct sbuf sb;
+	sb_init(&sb, c->err->msg, sizeof c->err->msg, -1);
+	sb_str(&sb, a);
+	sb_u64(&sb, n);
+	sb_str(&sb, b);
+	sb_cstr(&sb);
+	c->err->line = line;
+	return -1;
+}
+
 static int fail(struct ctx *c, int line, const char *a, const char *b, const char *d)
 {
 	struct sbuf sb;
@@ -244,11 +257,16 @@ const struct pol_word pol_map_words[] = {
 	{ "anon", MK_ANON }, { "file", MK_FILE }, { "private", MK_PRIVATE },
 	{ "shared", MK_SHARED }, { "noreserve", MK_NORESERVE }, { "fixed", MK_FIXED }, { NULL, 0 },
 };
-const struct pol_word pol_action_words[] = {
-	{ "none", A_NONE }, { "populate", A_POPULATE }, { "map-populate", A_MAP_POPULATE },
-	{ "willneed", A_WILLNEED }, { "lock", A_LOCK }, { "hugepage", A_HUGEPAGE },
-	{ "background", A_BACKGROUND }, { "recycle", A_RECYCLE }, { NULL, 0 },
-};
+/* From actions.h: the words in bit order (so a rule prints its actions
+ * the same way whatever order its file gave them in), and the records in
+ * apply()'s order. */
+#define PF_ACTION_WORD(name, word, bit, calls, excl, why, knob, hint, tune, step) [bit] = { word, A_##name },
+#define PF_ACTION_REC(name, word, bit, calls, excl, why, knob, hint, tune, step)                    \
+	{ word, A_##name, calls, (unsigned)(excl), why, knob, hint, tune },
+const struct pol_word pol_action_words[] = { PF_ACTIONS(PF_ACTION_WORD)[8] = { NULL, 0 } };
+const struct pol_action pol_actions[] = { PF_ACTIONS(PF_ACTION_REC){ NULL, 0, 0, 0, NULL, NULL, NULL, 0 } };
+#undef PF_ACTION_WORD
+#undef PF_ACTION_REC
 
 /* The bit of word w in table t, or 0. */
 static unsigned word_bit(const struct pol_word *t, const struct word *w)
@@ -301,7 +319,7 @@ static int add_globs(struct ctx *c, struct word *w, int nw, uint16_t *dst, uint8
 {
 	int i;
 	if (nw > POL_MAX_GLOBS)
-		return fail(c, c->line, "too many patterns (at most 16)", NULL, NULL);
+		return fail_n(c, c->line, "too many patterns (at most ", POL_MAX_GLOBS, ")");
 	for (i = 0; i < nw; i++) {
 		char tmp[256];
 		const char *e;
@@ -328,19 +346,41 @@ static int add_globs(struct ctx *c, struct word *w, int nw, uint16_t *dst, uint8
 static int p_caller(struct ctx *c, struct word *w, int nw) { return add_globs(c, w, nw, c->rule->caller, &c->rule->ncaller); }
 static int p_program(struct ctx *c, struct word *w, int nw) { return add_globs(c, w, nw, c->rule->program, &c->rule->nprogram); }
 
-#define ACTION_LIST "none, populate, map-populate, willneed, lock, hugepage, background or recycle"
+/* "(expected none, populate, ... or recycle)": none first, then in bit order. */
+static const char *action_list(char *buf, size_t cap)
+{
+	struct sbuf sb;
+	const struct pol_word *t;
+	int n = 0, i = 0;
+	for (t = pol_action_words; t->s; t++)
+		n++;
+	sb_init(&sb, buf, cap, -1);
+	sb_str(&sb, " (expected none");
+	for (t = pol_action_words; t->s; t++) {
+		if (t->bit == A_NONE)
+			continue;
+		sb_str(&sb, ++i == n - 1 ? " or " : ", ");
+		sb_str(&sb, t->s);
+	}
+	sb_chr(&sb, ')');
+	return sb_cstr(&sb);
+}
 
 static int p_action(struct ctx *c, struct word *w, int nw)
 {
+	const struct pol_action *a;
 	unsigned m = 0, bit;
 	int i;
 	for (i = 0; i < nw; i++) {
-		if (!(bit = word_bit(pol_action_words, &w[i])))
-			return fail_word(c, "unknown action ", &w[i], " (expected " ACTION_LIST ")");
+		if (!(bit = word_bit(pol_action_words, &w[i]))) {
+			char list[160];
+			return fail_word(c, "unknown action ", &w[i], action_list(list, sizeof list));
+		}
 		m |= bit;
 	}
-	if ((m & A_NONE) && m != A_NONE)
-		return fail(c, c->line, "action 'none' cannot be combined with other actions", NULL, NULL);
+	for (a = pol_actions; a->word; a++)
+		if ((m & a->bit) && (m & a->excludes))
+			return fail(c, c->line, a->why, NULL, NULL);
 	c->rule->actions = m;
 	return 0;
 }
@@ -420,8 +460,54 @@ static const struct key {
 	{ "recycle_max", SEC_RULE, p_recycle_max },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
+
+/* keys[]'s index of a key (rule->seen has a bit per index). */
+static unsigned key_index(const char *name)
+{
+	unsigned k;
+	for (k = 0; k < N_KEYS && strcmp(keys[k].name, name); k++)
+		;
+	return k;
+}
 #define GLOBAL_KEYS "budget, report, mlockall, workers"
 #define RULE_KEYS "call, size, map, prot, caller, program, action, threads, chunk, depth, recycle_max"
+
+/* The actions' own checks (actions.h), at the rule's header line: each
+ * action works on its calls only, and its knob needs it. */
+static int action_checks(struct ctx *c, const struct pol_rule *r)
+{
+	const struct pol_action *a;
+	for (a = pol_actions; a->word; a++) {
+		const char *knob = a->knob;
+		if (knob && (r->seen & (1u << key_index(knob))) && !(r->actions & a->bit)) {
+			char msg[160];
+			struct sbuf sb;
+			sb_init(&sb, msg, sizeof msg, -1);
+			sb_str(&sb, "': ");
+			sb_str(&sb, knob);
+			sb_str(&sb, " applies to ");
+			sb_str(&sb, a->word);
+			if (a->knob_hint)
+				sb_str(&sb, a->knob_hint);
+			return fail(c, r->line, "rule '", r->name, sb_cstr(&sb));
+		}
+		if (!(r->actions & a->bit) || !(r->calls & ~a->calls))
+			continue;
+		if (r->calls == CALL_STACK)
+			return fail(c, r->line, "rule '", r->name, "': call = stack takes action populate (or none)");
+		{
+			char msg[160];
+			struct sbuf sb;
+			sb_init(&sb, msg, sizeof msg, -1);
+			sb_str(&sb, "': ");
+			sb_str(&sb, a->word);
+			sb_str(&sb, a->calls == CALL_MMAP ? " works on mmap calls only (add 'call = mmap')"
+			                                  : " does not work on these calls");
+			return fail(c, r->line, "rule '", r->name, sb_cstr(&sb));
+		}
+	}
+	return 0;
+}
 
 /* Checks that need the whole rule, reported at its header line. */
 static int finish_rule(struct ctx *c)
@@ -431,33 +517,21 @@ static int finish_rule(struct ctx *c)
 		return 0;
 	if (!r->actions)
 		return fail(c, r->line, "rule '", r->name, "' has no action (say 'action = none' to only count)");
-	if ((r->actions & A_MAP_POPULATE) && r->calls != CALL_MMAP)
-		return fail(c, r->line, "rule '", r->name, "': map-populate works on mmap calls only (add 'call = mmap')");
 	if (r->calls == CALL_MALLOC && (r->map_req & (MK_FILE | MK_SHARED | MK_NORESERVE | MK_FIXED)))
 		return fail(c, r->line, "rule '", r->name, "' can never match: malloc blocks are anon private memory");
 	if (r->calls == CALL_MALLOC && (r->prot_req & (PK_EXEC | PK_NONE)))
 		return fail(c, r->line, "rule '", r->name, "' can never match: malloc blocks are read-write");
-	if ((r->actions & A_BACKGROUND) && (r->actions & (A_POPULATE | A_MAP_POPULATE)))
-		return fail(c, r->line, "rule '", r->name, "': background populates later, populate now: choose one");
-	if (r->threads && !(r->actions & A_POPULATE))
-		return fail(c, r->line, "rule '", r->name, "': threads applies to populate (for background, set workers in [global])");
-	if (r->chunk && !(r->actions & A_BACKGROUND))
-		return fail(c, r->line, "rule '", r->name, "': chunk applies to background");
-	if ((r->actions & A_RECYCLE) && r->calls != CALL_MMAP)
-		return fail(c, r->line, "rule '", r->name, "': recycle works on mmap calls only (add 'call = mmap')");
 	if ((r->actions & A_RECYCLE) && (r->map_req & (MK_FILE | MK_SHARED | MK_FIXED)))
 		return fail(c, r->line, "rule '", r->name, "': recycle keeps anonymous private mappings only");
-	if (r->recycle_max && !(r->actions & A_RECYCLE))
-		return fail(c, r->line, "rule '", r->name, "': recycle_max applies to recycle");
+	if ((r->calls & CALL_STACK) && r->calls != CALL_STACK)
+		return fail(c, r->line, "rule '", r->name, "': call = stack cannot be combined with other calls");
+	if (action_checks(c, r))
+		return -1;
 	if (r->calls & CALL_STACK) {
-		if (r->calls != CALL_STACK)
-			return fail(c, r->line, "rule '", r->name, "': call = stack cannot be combined with other calls");
 		if (!r->depth)
 			return fail(c, r->line, "rule '", r->name, "': call = stack needs depth (how much of each stack to prefault)");
 		if (r->map_req || r->prot_req)
 			return fail(c, r->line, "rule '", r->name, "': map and prot do not apply to call = stack");
-		if (r->actions & ~(unsigned)(A_POPULATE | A_NONE))
-			return fail(c, r->line, "rule '", r->name, "': call = stack takes action populate (or none)");
 	} else if (r->depth) {
 		return fail(c, r->line, "rule '", r->name, "': depth applies to call = stack");
 	}
@@ -502,12 +576,12 @@ static int section(struct ctx *c, const char *s, size_t n)
 		w.s = s;
 		w.n = n;
 		if (n == 0 || n >= POL_NAME_MAX)
-			return fail(c, c->line, "a rule needs a name of 1 to 47 characters", NULL, NULL);
+			return fail_n(c, c->line, "a rule needs a name of 1 to ", POL_NAME_MAX - 1, " characters");
 		for (i = 0; i < n; i++)
 			if (!is_name_char(s[i]))
 				return fail_word(c, "bad rule name ", &w, " (letters, digits, '-', '_' and '.' only)");
 		if (p->nrules == POL_MAX_RULES)
-			return fail(c, c->line, "too many rules (at most 64)", NULL, NULL);
+			return fail_n(c, c->line, "too many rules (at most ", POL_MAX_RULES, ")");
 		for (k = 0; k < p->nrules; k++)
 			if (strlen(p->rules[k].name) == n && !memcmp(p->rules[k].name, s, n))
 				return fail_word(c, "rule ", &w, " defined twice");

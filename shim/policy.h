@@ -29,17 +29,8 @@ enum {
 /* prot = ...: r w x (PROT_* values), or none */
 enum { PK_READ = 1, PK_WRITE = 2, PK_EXEC = 4, PK_NONE = 8 };
 
-/* action = ... */
-enum {
-	A_POPULATE = 1 << 0,
-	A_MAP_POPULATE = 1 << 1,
-	A_WILLNEED = 1 << 2,
-	A_LOCK = 1 << 3,
-	A_HUGEPAGE = 1 << 4,
-	A_BACKGROUND = 1 << 5,
-	A_RECYCLE = 1 << 6,
-	A_NONE = 1 << 7,
-};
+/* action = ...: A_* and their description (actions.h) */
+#include "actions.h"
 
 struct pol_rule {
 	char name[POL_NAME_MAX];

@@ -9,6 +9,7 @@
 #include "profile.h"
 #include "recycle.h"
 #include "regions.h"
+#include "settings.h"
 #include "stats.h"
 #include "worker.h"
 #include <errno.h>
@@ -34,7 +35,7 @@ static int recyclers;         /* the policy has a recycle rule */
 static int mlockall_give_way(void);
 
 static const char fallback_msg[] =
-	"prefault: this kernel lacks MADV_POPULATE_WRITE (Linux 5.14+); populating by touching pages instead\n";
+	"prefault: this kernel lacks MADV_POPULATE_WRITE (Linux 5.14+); populating by touching pages instead";
 
 /* ---- set-up ---- */
 
@@ -96,18 +97,17 @@ static void apply_mlockall(int flags)
 	}
 }
 
-void pf_setup(const struct policy *p, int profile)
+void pf_setup(const struct policy *p, int profile, const struct settings *set)
 {
 	void *m;
 	int i;
 	unsigned all = 0;
 	uint64_t min_block = UINT64_MAX;
-	const char *strat = getenv("PREFAULT_BG_STRATEGY"); /* benchmarks only */
 	pol = p;
 	profile_on = profile;
 	for (i = 0; p && i < p->nrules; i++)
 		all |= p->rules[i].actions;
-	worker_setup(p ? p->workers : 1, strat && !strcmp(strat, "trail") ? BG_TRAIL : BG_LEAP);
+	worker_setup(p ? p->workers : 1, set->bg_strategy && !strcmp(set->bg_strategy, "trail") ? BG_TRAIL : BG_LEAP);
 	recycle_setup(p);
 	if (all & A_RECYCLE) {
 		recyclers = 1;
@@ -131,7 +131,7 @@ void pf_setup(const struct policy *p, int profile)
 	if (!(all & (A_POPULATE | A_BACKGROUND)))
 		return;
 	/* For the tests of the fallback path on kernels that have the real thing. */
-	if (getenv("PREFAULT_TEST_NO_POPULATE")) {
+	if (set->test_no_populate) {
 		populate_ok = 0;
 		return;
 	}
@@ -195,7 +195,7 @@ static void plan(const struct request *rq, int rule, struct plan *pl)
 	pl->align_huge = (pl->actions & A_HUGEPAGE) && placeable && thp_ok && rq->len >= HPAGE_SIZE;
 	if ((pl->actions & A_MAP_POPULATE) && rq->call == CALL_MMAP && !(rq->pk & PK_NONE)) {
 		if (!budget_reserve(rq->len)) {
-			st_add(&g_stats.rules[rule].skipped[SK_BUDGET], 1);
+			st_add(&g_stats.rules[rule].skip_budget, 1);
 			stats_note(N_BUDGET);
 		} else {
 			pl->charge = rq->len;
@@ -210,7 +210,7 @@ static void plan(const struct request *rq, int rule, struct plan *pl)
 	}
 	/* Timed: the actions done in the program's call (MAP_POPULATE's faults
 	 * happen inside the real mmap).  Recycling times its own clearing. */
-	if (pl->actions & ~(A_NONE | A_RECYCLE)) {
+	if (pl->actions & ~(unsigned)(A_NONE | A_RECYCLE)) {
 		/* Only what makes memory resident now can fault in our name.  A
 		 * fresh anonymous private mapping that cannot get large pages takes
 		 * one fault per page it gets: those are counted, not measured, so
@@ -259,13 +259,13 @@ static void touch_pages(char *p, size_t len, int write)
 	}
 }
 
-static int populate(const struct pol_rule *r, struct rule_stats *rs, void *p, size_t len, int write,
+static int populate(const struct pol_rule *r, struct figs_rule *rs, void *p, size_t len, int write,
                     uint64_t *helper_faults)
 {
 	int advice = write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ, rc;
 	if (!populate_ok) {
 		if (stats_note(N_NO_POPULATE))
-			os_write_all(2, fallback_msg, sizeof fallback_msg - 1);
+			os_warn(fallback_msg);
 		touch_pages(p, len, write);
 		return 0;
 	}
@@ -284,7 +284,7 @@ struct act {
 	const struct request *rq;
 	struct plan *pl;
 	const struct pol_rule *r;
-	struct rule_stats *rs;
+	struct figs_rule *rs;
 	void *start;
 	size_t len;
 	const void *key;      /* the block malloc returned, or NULL for mmap */
@@ -321,7 +321,7 @@ static void step_charge(struct act *x)
 		x->a &= ~(unsigned)(A_POPULATE | A_BACKGROUND | A_MAP_POPULATE);
 	if ((x->a & (A_POPULATE | A_LOCK | A_BACKGROUND)) && !x->charge) {
 		if (!budget_reserve(x->len)) {
-			st_add(&x->rs->skipped[SK_BUDGET], 1);
+			st_add(&x->rs->skip_budget, 1);
 			stats_note(N_BUDGET);
 			/* hugepage with them was asked for them: huge pages on a
 			 * mapping left to the program's touches could multiply what
@@ -341,7 +341,7 @@ static void step_lock(struct act *x)
 	if (lock_ours(x->start, x->len) == 0) {
 		x->rflags |= RF_LOCKED;
 	} else {
-		st_add(&x->rs->skipped[SK_FAILED], 1);
+		st_add(&x->rs->skip_failed, 1);
 		stats_note(N_MLOCK_FAILED);
 	}
 }
@@ -353,7 +353,7 @@ static void step_populate(struct act *x)
 	if (populate(x->r, x->rs, x->start, x->len, x->pl->write, &x->helper_faults) == 0)
 		x->resident = 1;
 	else
-		st_add(&x->rs->skipped[SK_FAILED], 1);
+		st_add(&x->rs->skip_failed, 1);
 }
 
 static void step_queue(struct act *x)
@@ -365,7 +365,7 @@ static void step_queue(struct act *x)
 	                                  (x->a & A_HUGEPAGE) && thp_ok) == 0) {
 		x->queued = 1;
 	} else {
-		st_add(&x->rs->skipped[SK_QUEUE], 1);
+		st_add(&x->rs->skip_queue, 1);
 		stats_note(N_QUEUE_FULL);
 	}
 }
@@ -407,7 +407,7 @@ static void step_track(struct act *x, const void *key)
 	if (x->queued)
 		worker_cancel((uintptr_t)x->start, x->len);
 	budget_release(x->charge);
-	st_add(&x->rs->skipped[SK_TABLE], 1);
+	st_add(&x->rs->skip_table, 1);
 	stats_note(N_TABLE_FULL);
 }
 
@@ -437,6 +437,14 @@ static void step_account(struct act *x)
 	}
 }
 
+/* The actions' steps, in actions.h's order: each checks its own bits, and
+ * actions that share one (willneed and hugepage: advice) have it once. */
+static void step_nothing(struct act *x) { (void)x; }
+#define PF_ACTION_STEP(name, word, bit, calls, excl, why, knob, hint, tune, step) step_##step,
+static void (*const action_steps[])(struct act *) = { PF_ACTIONS(PF_ACTION_STEP) };
+#undef PF_ACTION_STEP
+#define N_STEPS (int)(sizeof action_steps / sizeof action_steps[0])
+
 /* After a successful call: act on [start, start+len).  `key` is the pointer
  * a malloc-family call returned (NULL for mmap). */
 static void apply(const struct request *rq, struct plan *pl, void *start, size_t len, const void *key)
@@ -452,12 +460,12 @@ static void apply(const struct request *rq, struct plan *pl, void *start, size_t
 	x.key = key;
 	x.a = pl->actions;
 	x.charge = pl->charge;
-	if (len && ((x.a & ~(A_NONE | A_RECYCLE)) || pl->recyclable)) {
+	if (len && ((x.a & ~(unsigned)(A_NONE | A_RECYCLE)) || pl->recyclable)) {
+		int i;
 		step_charge(&x);
-		step_advise(&x);
-		step_lock(&x);
-		step_populate(&x);
-		step_queue(&x);
+		for (i = 0; i < N_STEPS; i++)
+			if (action_steps[i] != step_nothing && (i == 0 || action_steps[i] != action_steps[i - 1]))
+				action_steps[i](&x);
 		step_track(&x, key);
 	}
 	step_account(&x);

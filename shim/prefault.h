@@ -26,8 +26,9 @@
 
 extern size_t pf_block_min __attribute__((visibility("hidden"))); /* 0 until start-up is done */
 
-/* From init.c, once: the policy (NULL: observe only). */
-void pf_setup(const struct policy *pol, int profile);
+/* From init.c, once: the policy (NULL: observe only), and the settings. */
+struct settings;
+void pf_setup(const struct policy *pol, int profile, const struct settings *set);
 /* The shim is off (a bad policy, a set-user-ID program): forward only. */
 void pf_off(void);
 

@@ -135,7 +135,7 @@ static int swap_in_use(void)
 
 static struct kclass **bucket_of(int rule, size_t len, int prot, int flags)
 {
-	uint64_t h = (uint64_t)len * 0x9e3779b97f4a7c15ull ^ (uint64_t)(rule * 131 + prot * 7 + flags);
+	uint64_t h = (uint64_t)len * (uint64_t)0x9e3779b97f4a7c15ull ^ (uint64_t)(rule * 131 + prot * 7 + flags);
 	return &buckets[(h >> 32) % BUCKETS];
 }
 
@@ -243,7 +243,7 @@ static int memory_short(void)
 
 int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full)
 {
-	struct rule_stats *rs = &g_stats.rules[rule];
+	struct figs_rule *rs = &g_stats.rules[rule];
 	struct kclass *c;
 	struct kept *k;
 	int free_it;
@@ -377,7 +377,7 @@ static size_t zero_touched(uintptr_t s, size_t len)
 
 uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident)
 {
-	struct rule_stats *rs = &g_stats.rules[rule];
+	struct figs_rule *rs = &g_stats.rules[rule];
 	struct kclass *c;
 	struct kept *k = NULL;
 	uintptr_t a = 0;

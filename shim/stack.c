@@ -112,7 +112,7 @@ static size_t room_below(uintptr_t *top)
 static uint64_t prefault_self(int rule, int main_thread)
 {
 	const struct pol_rule *r = &pol->rules[rule];
-	struct rule_stats *rs = &g_stats.rules[rule];
+	struct figs_rule *rs = &g_stats.rules[rule];
 	size_t depth = r->depth, room, done = 0;
 	uintptr_t top;
 	struct meter m;
@@ -125,7 +125,7 @@ static uint64_t prefault_self(int rule, int main_thread)
 		depth = room;
 	depth &= ~(page_size - 1);
 	if (depth && !budget_reserve(depth)) {
-		st_add(&rs->skipped[SK_BUDGET], 1);
+		st_add(&rs->skip_budget, 1);
 		stats_note(N_BUDGET);
 		depth = 0;
 	}

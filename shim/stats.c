@@ -41,7 +41,7 @@ static void fold(struct tstats *t)
 	for (i = 0; i < E_COUNT; i++)
 		st_add(&g_stats.calls[i], t->calls[i]);
 	for (k = 0; k < 2; k++) {
-		struct rule_stats *u = &g_stats.unmatched[k];
+		struct figs_rule *u = &g_stats.unmatched[k];
 		st_add(&u->matched, t->n[k]);
 		st_add(&u->bytes, t->b[k]);
 		for (i = 0; i < SIZE_CLASSES; i++) {
@@ -153,7 +153,7 @@ void stats_snapshot(struct stats *out, int may_wait)
 	/* The rules the policy has, not all POL_MAX_RULES: the rest were never
 	 * written, and reading 80 KiB of them (and writing the copy) cost every
 	 * process's report 40 page faults, about 0.4 ms here. */
-	copy_words(out, 0, offsetof(struct stats, rules) + (size_t)nrules * sizeof(struct rule_stats));
+	copy_words(out, 0, offsetof(struct stats, rules) + (size_t)nrules * sizeof(struct figs_rule));
 	copy_words(out, offsetof(struct stats, unmatched), sizeof(struct stats));
 	/* (Without the lock a thread's block can be missed or seen twice while
 	 * its thread starts or ends: only when the report runs in a signal
@@ -164,8 +164,6 @@ void stats_snapshot(struct stats *out, int may_wait)
 	if (locked)
 		spin_unlock(&tlock);
 }
-
-const char *const skip_names[SK_COUNT] = { "budget", "failed", "table_full", "queue_full" };
 
 const char *const note_texts[N_COUNT] = {
 	"kernel lacks MADV_POPULATE_READ/WRITE (Linux < 5.14): populated by touching pages instead",
@@ -184,7 +182,7 @@ const char *const note_texts[N_COUNT] = {
 	"the policy's mlockall was given back: the program dropped the privilege to lock without limit, or a call of its own failed for want of locked memory (what it locked itself was locked again)",
 };
 
-void stats_count_request(struct rule_stats *rs, uint64_t len)
+void stats_count_request(struct figs_rule *rs, uint64_t len)
 {
 	int k = size_class(len);
 	st_add(&rs->matched, 1);
@@ -193,14 +191,14 @@ void stats_count_request(struct rule_stats *rs, uint64_t len)
 	st_add(&rs->sizes.bytes[k], len);
 }
 
-void stats_prefault_faults(struct rule_stats *rs, uint64_t minor, uint64_t major)
+void stats_prefault_faults(struct figs_rule *rs, uint64_t minor, uint64_t major)
 {
 	st_add(&rs->faults, minor + major);
 	st_add(&g_stats.pf_minor, minor);
 	st_add(&g_stats.pf_major, major);
 }
 
-void stats_count_huge(struct rule_stats *rs, uint64_t bytes, uint64_t faults)
+void stats_count_huge(struct figs_rule *rs, uint64_t bytes, uint64_t faults)
 {
 	/* h huge and s small pages populated: faults = h + s and
 	 * pages = h * (HPAGE / page) + s, so h = (pages - faults) / (HPAGE / page - 1). */

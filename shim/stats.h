@@ -8,7 +8,8 @@
  * destructor).  The malloc family is counted only from the size the policy
  * or the profile watches (prefault.h: pf_block_min): below it the wrappers
  * only forward, and the report says the rest was not counted.
- * Sizes go into power-of-two classes (class k holds [2^k, 2^(k+1))).
+ * Sizes go into power-of-two classes (figs.h).  What each counter means,
+ * and its place in the report, is in figs.h.
  */
 #ifndef PREFAULT_STATS_H
 #define PREFAULT_STATS_H
@@ -16,48 +17,9 @@
 #include "glue.h"
 #include "defs.h"
 #include "policy.h"
+#include "figs.h"
 
-#define SIZE_CLASSES 64
-
-/* Why a matched request got less than its rule asked for. */
-enum skip {
-	SK_BUDGET,   /* the budget was spent */
-	SK_FAILED,   /* the kernel refused (mlock limit, populate error) */
-	SK_TABLE,    /* no memory to track the region, so its charge could not be kept */
-	SK_QUEUE,    /* the background queue was full */
-	SK_COUNT
-};
-extern const char *const skip_names[SK_COUNT];
-
-struct hist {
-	uint64_t maps[SIZE_CLASSES];
-	uint64_t bytes[SIZE_CLASSES];
-};
-
-struct rule_stats {
-	uint64_t matched, bytes, prefaulted_bytes, ns, faults;
-	uint64_t skipped[SK_COUNT];
-	/* background */
-	uint64_t queued_bytes;        /* handed to the workers */
-	uint64_t background_bytes;    /* chunks the workers finished */
-	uint64_t program_first_bytes; /* the program got there first: left to it */
-	uint64_t cancelled_bytes;     /* unmapped, remapped or freed while queued */
-	uint64_t leaps;               /* times a worker found the program ahead and moved away */
-	uint64_t twice_max;           /* faults possibly taken twice (an upper bound, see worker.c) */
-	/* huge pages */
-	uint64_t huge_bytes;          /* backed by huge pages by our populate */
-	uint64_t small_fallbacks;     /* asked for huge pages, got small ones */
-	/* recycle */
-	uint64_t recycle_kept;        /* regions kept at munmap (a fork child: and inherited) */
-	uint64_t recycle_reused;      /* regions handed back by mmap */
-	uint64_t recycle_reused_bytes;
-	uint64_t recycle_zeroed_bytes; /* resident bytes cleared for reuse */
-	uint64_t recycle_zero_ns;
-	uint64_t recycle_peak_bytes;  /* cache high-water mark */
-	uint64_t recycle_dropped;     /* not kept: cache full, budget, memory short, limits */
-	struct hist sizes;
-};
-
+/* A rule's counters are its report figures (figs.h: struct figs_rule). */
 /* Notes: things the report should say once, e.g. a fallback taken. */
 enum note {
 	N_NO_POPULATE,     /* kernel lacks MADV_POPULATE_*: touched pages instead */
@@ -81,8 +43,8 @@ extern const char *const note_texts[N_COUNT];
 struct stats {
 	uint64_t calls[E_COUNT];
 	uint64_t failed[E_COUNT];
-	struct rule_stats rules[POL_MAX_RULES];
-	struct rule_stats unmatched[2]; /* [0] mmap, [1] malloc family */
+	struct figs_rule rules[POL_MAX_RULES];
+	struct figs_rule unmatched[2]; /* [0] mmap, [1] malloc family */
 	uint64_t pf_minor, pf_major;    /* faults taken inside the shim's prefault work */
 	uint64_t notes;                  /* bit per enum note */
 };
@@ -97,11 +59,11 @@ static inline int size_class(uint64_t v) { return v ? 63 - __builtin_clzll(v) : 
 
 /* The smallest malloc block counted, and how many rules the policy has. */
 void stats_setup(uint64_t malloc_from, int rules);
-void stats_count_request(struct rule_stats *rs, uint64_t len);
+void stats_count_request(struct figs_rule *rs, uint64_t len);
 /* Faults taken by the shim's own work for a rule. */
-void stats_prefault_faults(struct rule_stats *rs, uint64_t minor, uint64_t major);
+void stats_prefault_faults(struct figs_rule *rs, uint64_t minor, uint64_t major);
 /* Huge pages gained by populating `bytes` with `faults` faults. */
-void stats_count_huge(struct rule_stats *rs, uint64_t bytes, uint64_t faults);
+void stats_count_huge(struct figs_rule *rs, uint64_t bytes, uint64_t faults);
 /* Counted in the calling thread's block. */
 void stats_call(enum entry e);
 void stats_unmatched(int kind, uint64_t len); /* kind 0 mmap, 1 malloc */

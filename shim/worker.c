@@ -154,7 +154,7 @@ static int claim(struct claim *c)
 /* The program is ahead of a forward claim: turn its job around (the chunk
  * itself is left to the program); or, behind a backward one, they have met:
  * end the job. */
-static void overtaken(const struct claim *c, struct rule_stats *rs)
+static void overtaken(const struct claim *c, struct figs_rule *rs)
 {
 	int i;
 	spin_lock(&jlock);
@@ -191,7 +191,7 @@ static int program_near(const struct claim *c)
 
 static void do_chunk(const struct claim *c)
 {
-	struct rule_stats *rs = &g_stats.rules[c->rule];
+	struct figs_rule *rs = &g_stats.rules[c->rule];
 	size_t len = c->e - c->s, resident = 0, pages = len / page_size;
 	struct faults self0, self1, mine;
 	struct meter m;

@@ -85,6 +85,32 @@ static void match_lines(char *out, size_t cap, const struct psite *s, int recycl
 #undef ADD
 }
 
+static void add(struct plan *p, int site, const char *label, const char *action, unsigned threads, int recycle);
+
+/* An action's candidates for the site being planned: the action alone, with
+ * each action tune adds to it (hugepage, where huge pages can be had), and
+ * on threads where its knob is threads and the site is large. */
+static void add_action(struct plan *p, const struct pol_action *a, int huge_ok, unsigned threads)
+{
+	const struct pol_action *w;
+	char label[80], actions[32];
+	int with, t;
+	for (t = 0; t <= (threads && a->knob && !strcmp(a->knob, "threads")); t++) {
+		for (with = 0; with <= 1; with++) {
+			for (w = pol_actions; with && w->word && (w->tune != TUNE_WITH || !huge_ok); w++)
+				;
+			if (with && !w->word)
+				continue;
+			snprintf(actions, sizeof actions, "%s%s%s", a->word, with ? " " : "", with ? w->word : "");
+			if (t)
+				snprintf(label, sizeof label, "%s, threads = %u", actions, threads);
+			else
+				snprintf(label, sizeof label, "%s", actions);
+			add(p, p->nsites, label, actions, t ? threads : 0, a->bit == A_RECYCLE);
+		}
+	}
+}
+
 static void add(struct plan *p, int site, const char *label, const char *action, unsigned threads, int recycle)
 {
 	struct site_plan *sp = &p->sites[site];
@@ -97,7 +123,7 @@ static void add(struct plan *p, int site, const char *label, const char *action,
 	c = &p->cands[p->ncands];
 	memset(c, 0, sizeof *c);
 	c->site = site;
-	snprintf(c->label, sizeof c->label, "%s", label);
+	snprintf(c->label, sizeof c->label, "%.*s", (int)sizeof c->label - 1, label);
 	c->hugepage = strstr(action, "hugepage") != NULL;
 	match_lines(match, sizeof match, sp->s, recycle);
 	snprintf(name, sizeof name, "%s", sp->name);
@@ -177,34 +203,27 @@ int plan_candidates(const struct profile *m, struct plan *p)
 		describe(sp, m->perf_ok);
 		churn = !strcmp(s->call, "mmap") && anon_private && writable && s->maps >= 8 && s->unmaps * 2 >= s->maps &&
 		        s->size_min == s->size_max;
-		if (churn)
-			add(p, p->nsites, "recycle", "recycle", 0, 1);
-		if (file)
-			add(p, p->nsites, "willneed", "willneed", 0, 0);
-		if (sp->dense >= CAND_DENSE) {
+		{
+			/* Which kinds of site this one is (actions.h's tune column),
+			 * in the order tune tries their actions. */
+			static const int kinds[] = { TUNE_CHURN, TUNE_FILE, TUNE_DENSE, TUNE_LATER };
+			int is[] = { [TUNE_CHURN] = churn, [TUNE_FILE] = file, [TUNE_DENSE] = sp->dense >= CAND_DENSE,
+			             [TUNE_LATER] = sp->dense >= CAND_DENSE && sp->later };
 			unsigned threads = 0;
+			size_t k;
 			if (s->size_min >= CAND_LARGE && ncpu > 1) {
 				uint64_t t = s->size_min / CAND_LARGE;
 				threads = (unsigned)(t < (uint64_t)ncpu ? t : (uint64_t)ncpu);
 				if (threads < 2)
 					threads = 0;
 			}
-			add(p, p->nsites, "populate", "populate", 0, 0);
-			if (huge_ok)
-				add(p, p->nsites, "populate hugepage", "populate hugepage", 0, 0);
-			if (threads) {
-				char l[48];
-				snprintf(l, sizeof l, "populate, threads = %u", threads);
-				add(p, p->nsites, l, "populate", threads, 0);
-				if (huge_ok) {
-					snprintf(l, sizeof l, "populate hugepage, threads = %u", threads);
-					add(p, p->nsites, l, "populate hugepage", threads, 0);
-				}
-			}
-			if (sp->later) {
-				add(p, p->nsites, "background", "background", 0, 0);
-				if (huge_ok)
-					add(p, p->nsites, "background hugepage", "background hugepage", 0, 0);
+			for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+				const struct pol_action *a;
+				if (!is[kinds[k]])
+					continue;
+				for (a = pol_actions; a->word; a++)
+					if (a->tune == kinds[k])
+						add_action(p, a, huge_ok && kinds[k] != TUNE_CHURN && kinds[k] != TUNE_FILE, threads);
 			}
 		}
 		/* --suggest's choice: recycle for churn; else background where the

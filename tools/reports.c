@@ -2,6 +2,8 @@
  * text_rule) line for line, so a report printed by the tool reads as one
  * the shim wrote itself. */
 #include "reports.h"
+#include "policy.h"
+#include "report_text.h"
 #include "sbuf.h"
 #include <dirent.h>
 #include <errno.h>
@@ -145,330 +147,85 @@ uint64_t report_in_prefault(const struct json *doc)
 	return json_u64(json_path(doc, "faults.in_prefault"), 0);
 }
 
-/* ---- one rule's figures, read from a report and summed over several ---- */
-
-#define MAX_SKIP 8
-
-struct rstat {
-	const char *name;
-	uint64_t matched, bytes, prefaulted, us, faults;
-	uint64_t queued, populated, program_first, cancelled, left;
-	uint64_t leaps, twice_max; /* newer shims; has_twice: reported */
-	int has_twice;
-	uint64_t kept, recycled, reused_bytes, zero_us, cache_peak;
-	uint64_t huge, small_fallbacks;
-	int nskip;
-	const char *skip_name[MAX_SKIP];
-	uint64_t skip[MAX_SKIP];
-};
+/* ---- a report's figures, read back through figs.h's description ---- */
 
 static uint64_t num(const struct json *j, const char *path) { return json_u64(json_path(j, path), 0); }
 
-static void rule_add(struct rstat *s, const struct json *r)
+/* A figure of the given kind: seconds come back as nanoseconds. */
+static uint64_t fig(const struct json *j, const char *path, int kind)
+{
+	const struct json *v = json_path(j, path);
+	return kind == FK_NS ? json_fixed(v, 9, 0) : json_u64(v, 0);
+}
+
+static void rule_read(struct figs_rule *r, const struct json *j)
+{
+	const struct json *s;
+	memset(r, 0, sizeof *r);
+	if (!j || j->type != JSON_OBJECT)
+		return;
+#define PF_READ_FIG(field, path, kind, scope) r->field = fig(j, path, kind);
+	PF_RULE_FIGS(PF_READ_FIG)
+#undef PF_READ_FIG
+	for (s = json_get(j, "sizes") ? json_get(j, "sizes")->child : NULL; s; s = s->next) {
+		uint64_t size = num(s, "size");
+		int k = size ? 63 - __builtin_clzll(size) : 0;
+		r->sizes.maps[k] += num(s, "maps");
+		r->sizes.bytes[k] += num(s, "bytes");
+	}
+}
+
+/* One report, as the shim had it: p's rules and names point into the arrays
+ * given (POL_MAX_RULES each), its strings into the document. */
+static void proc_read(struct figs_proc *p, struct figs_rule *rules, const char **names, const struct json *d)
 {
 	const struct json *m;
-	s->matched += num(r, "matched");
-	s->bytes += num(r, "bytes");
-	s->prefaulted += num(r, "prefaulted_bytes");
-	s->us += json_fixed(json_get(r, "seconds"), 6, 0);
-	s->faults += num(r, "faults");
-	s->queued += num(r, "background.queued_bytes");
-	s->populated += num(r, "background.populated_bytes");
-	s->program_first += num(r, "background.program_first_bytes");
-	s->cancelled += num(r, "background.cancelled_bytes");
-	s->left += num(r, "background.left_bytes");
-	s->leaps += num(r, "background.leaps");
-	if (json_path(r, "background.twice_faults_max")) {
-		s->has_twice = 1;
-		if (num(r, "background.twice_faults_max") > s->twice_max)
-			s->twice_max = num(r, "background.twice_faults_max");
-	}
-	s->kept += num(r, "recycle.kept");
-	s->recycled += num(r, "recycle.recycled");
-	s->reused_bytes += num(r, "recycle.bytes_reused");
-	s->zero_us += json_fixed(json_path(r, "recycle.zeroing_s"), 6, 0);
-	s->cache_peak += num(r, "recycle.cache_peak_bytes");
-	s->huge += num(r, "huge_bytes");
-	s->small_fallbacks += num(r, "small_fallbacks");
-	for (m = json_get(r, "skipped_by") ? json_get(r, "skipped_by")->child : NULL; m; m = m->next) {
-		int k;
-		for (k = 0; k < s->nskip && strcmp(s->skip_name[k], m->key); k++)
-			;
-		if (k == s->nskip) {
-			if (k == MAX_SKIP)
-				continue;
-			s->skip_name[s->nskip++] = m->key;
+	memset(p, 0, sizeof *p);
+	p->program = json_str(json_get(d, "program"), "?");
+	p->exe = json_str(json_get(d, "exe"), "");
+	p->policy = json_str(json_get(d, "policy"), NULL);
+#define PF_READ_PROC(field, path, kind) p->field = fig(d, path, kind);
+	PF_PROC_FIGS(PF_READ_PROC)
+#undef PF_READ_PROC
+	m = json_path(d, "budget.limit");
+	p->budget_limit = !m || m->type == JSON_NULL ? FIGS_LIMIT_UNKNOWN : json_u64(m, 0);
+	/* malloc_counted_from: absent (an older shim counted every call), null
+	 * (not counted), or the least block counted */
+	m = json_get(d, "malloc_counted_from");
+	p->malloc_from = !m ? 0 : m->type != JSON_NUMBER ? FIGS_NOT_COUNTED : json_u64(m, 0);
+	m = json_path(d, "shim.syscalls");
+	if (m && m->type == JSON_OBJECT) {
+		p->has_ledger = 1;
+		for (m = m->child; m; m = m->next) {
+			if (!strcmp(m->key, "total"))
+				p->sc_total = json_u64(m, 0);
+			else if (p->nsc < FIGS_MAX_KINDS) {
+				p->sc_name[p->nsc] = m->key;
+				p->sc[p->nsc++] = json_u64(m, 0);
+			}
 		}
-		s->skip[k] += json_u64(m, 0);
 	}
+	for (m = json_get(d, "rules") ? json_get(d, "rules")->child : NULL; m && p->nrules < POL_MAX_RULES; m = m->next) {
+		names[p->nrules] = json_str(json_get(m, "name"), "?");
+		rule_read(&rules[p->nrules++], m);
+	}
+	p->rule_name = names;
+	p->rules = rules;
+	rule_read(&p->unmatched[0], json_path(d, "unmatched.mmap"));
+	rule_read(&p->unmatched[1], json_path(d, "unmatched.malloc"));
+	for (m = json_get(d, "notes") ? json_get(d, "notes")->child : NULL; m && p->nnotes < FIGS_MAX_NOTES; m = m->next)
+		if (json_str(m, NULL))
+			p->note[p->nnotes++] = json_str(m, NULL);
 }
 
-static void secs_ms(struct sbuf *sb, uint64_t us) { sb_fixed(sb, us / 1000, 3); }
-
-/* As shim/report.c text_rule. */
-static void text_rule(struct sbuf *sb, const struct rstat *rs, const char *suffix)
-{
-	uint64_t sk = 0;
-	int k;
-	for (k = 0; k < rs->nskip; k++)
-		sk += rs->skip[k];
-	sb_str(sb, "prefault:   rule ");
-	sb_text(sb, rs->name);
-	sb_str(sb, suffix);
-	sb_str(sb, ": ");
-	sb_u64(sb, rs->matched);
-	sb_str(sb, " matched, ");
-	sb_size_human(sb, rs->bytes);
-	if (rs->prefaulted || rs->us) {
-		sb_str(sb, "; prefaulted ");
-		sb_size_human(sb, rs->prefaulted);
-		/* (a background rule: the workers' time is not the program's) */
-		sb_str(sb, rs->queued ? ", " : " in ");
-		secs_ms(sb, rs->us);
-		sb_str(sb, rs->queued ? " s on the program's threads (" : " s (");
-		sb_u64(sb, rs->faults);
-		sb_str(sb, " faults)");
-	}
-	if (rs->queued) {
-		sb_str(sb, "; background ");
-		sb_size_human(sb, rs->populated);
-		sb_str(sb, " of ");
-		sb_size_human(sb, rs->queued);
-		sb_str(sb, " (program first to ");
-		sb_size_human(sb, rs->program_first);
-		if (rs->leaps) {
-			sb_str(sb, ", leaps ");
-			sb_u64(sb, rs->leaps);
-		}
-		if (rs->has_twice) {
-			sb_str(sb, ", faults taken twice at most ");
-			sb_u64(sb, rs->twice_max);
-		}
-		if (rs->cancelled) {
-			sb_str(sb, ", cancelled ");
-			sb_size_human(sb, rs->cancelled);
-		}
-		if (rs->left) {
-			sb_str(sb, ", left ");
-			sb_size_human(sb, rs->left);
-		}
-		sb_chr(sb, ')');
-	}
-	if (rs->kept || rs->recycled) {
-		sb_str(sb, "; recycled ");
-		sb_u64(sb, rs->recycled);
-		sb_str(sb, " (");
-		sb_size_human(sb, rs->reused_bytes);
-		sb_str(sb, ", zeroing ");
-		secs_ms(sb, rs->zero_us);
-		sb_str(sb, " s, cache peak ");
-		sb_size_human(sb, rs->cache_peak);
-		sb_chr(sb, ')');
-	}
-	if (rs->huge) {
-		sb_str(sb, "; huge pages ");
-		sb_size_human(sb, rs->huge);
-	}
-	if (rs->small_fallbacks) {
-		sb_str(sb, "; small pages instead of huge ");
-		sb_u64(sb, rs->small_fallbacks);
-		sb_str(sb, " times");
-	}
-	if (sk) {
-		int first = 1;
-		sb_str(sb, "; skipped ");
-		sb_u64(sb, sk);
-		sb_str(sb, " (");
-		for (k = 0; k < rs->nskip; k++) {
-			if (!rs->skip[k])
-				continue;
-			if (!first)
-				sb_str(sb, ", ");
-			sb_text(sb, rs->skip_name[k]);
-			sb_chr(sb, ' ');
-			sb_u64(sb, rs->skip[k]);
-			first = 0;
-		}
-		sb_chr(sb, ')');
-	}
-	sb_chr(sb, '\n');
-}
-
-/* A limit the shim never worked out is null in its JSON (nothing needed it). */
-#define LIMIT_UNKNOWN (UINT64_MAX - 1)
-static uint64_t limit_of(const struct json *d)
-{
-	const struct json *l = json_path(d, "budget.limit");
-	return !l || l->type == JSON_NULL ? LIMIT_UNKNOWN : json_u64(l, 0);
-}
-
-static void budget_line(struct sbuf *sb, const char *policy, uint64_t peak, uint64_t limit, const char *suffix)
-{
-	sb_str(sb, "prefault:   policy ");
-	sb_text(sb, policy);
-	sb_str(sb, "; budget peak ");
-	sb_size_human(sb, peak);
-	if (limit == LIMIT_UNKNOWN)
-		sb_str(sb, " (no limit worked out: nothing needed one)");
-	else if (limit == UINT64_MAX)
-		sb_str(sb, " of unlimited");
-	else {
-		sb_str(sb, " of ");
-		sb_size_human(sb, limit);
-	}
-	sb_str(sb, suffix);
-	sb_chr(sb, '\n');
-}
-
-/* The malloc family's threshold: no member (an older shim: every call
- * counted), null (not counted at all), or the least size counted. */
-enum { MALLOC_ALL, MALLOC_NONE, MALLOC_FROM };
-
-static int malloc_counting(const struct json *d, uint64_t *from)
-{
-	const struct json *m = json_get(d, "malloc_counted_from");
-	if (!m)
-		return MALLOC_ALL;
-	if (m->type != JSON_NUMBER)
-		return MALLOC_NONE;
-	*from = json_u64(m, 0);
-	return MALLOC_FROM;
-}
-
-/* As shim/report.c's unmatched line. */
-static void unmatched_line(struct sbuf *sb, uint64_t nm, uint64_t bm, uint64_t na, uint64_t ba, int counting,
-                           uint64_t from)
-{
-	sb_str(sb, "prefault:   unmatched: ");
-	sb_u64(sb, nm);
-	sb_str(sb, " mmap (");
-	sb_size_human(sb, bm);
-	if (counting == MALLOC_NONE) {
-		sb_str(sb, "); malloc family not counted (no rule or profile watches it)\n");
-		return;
-	}
-	sb_str(sb, "), ");
-	sb_u64(sb, na);
-	if (counting == MALLOC_FROM) {
-		sb_str(sb, " malloc blocks of ");
-		sb_size_human(sb, from);
-		sb_str(sb, " or more (");
-		sb_size_human(sb, ba);
-		sb_str(sb, "; smaller ones not counted)\n");
-		return;
-	}
-	sb_str(sb, " malloc (");
-	sb_size_human(sb, ba);
-	sb_str(sb, ")\n");
-}
-
-/* The cost ledger: system calls of the shim's own, by kind, summed over the
- * reports added (shim.syscalls; reports of an older shim have none). */
-#define MAX_SC 64
-struct ledger {
-	int has, n;
-	uint64_t total;
-	const char *name[MAX_SC];
-	uint64_t count[MAX_SC];
-};
-
-static void ledger_add(struct ledger *l, const struct json *d)
-{
-	const struct json *m = json_path(d, "shim.syscalls");
-	if (!m || m->type != JSON_OBJECT)
-		return;
-	l->has = 1;
-	for (m = m->child; m; m = m->next) {
-		int k;
-		if (!strcmp(m->key, "total")) {
-			l->total += json_u64(m, 0);
-			continue;
-		}
-		for (k = 0; k < l->n && strcmp(l->name[k], m->key); k++)
-			;
-		if (k == l->n) {
-			if (k == MAX_SC)
-				continue;
-			l->name[l->n++] = m->key;
-		}
-		l->count[k] += json_u64(m, 0);
-	}
-}
-
-/* As shim/report.c text_ledger: the total and the three commonest kinds. */
-static void ledger_line(struct sbuf *sb, const struct ledger *l)
-{
-	int shown[3] = { -1, -1, -1 }, i, k;
-	if (!l->has)
-		return;
-	sb_str(sb, "prefault:   prefault work: ");
-	sb_u64(sb, l->total);
-	sb_str(sb, " system calls");
-	for (i = 0; i < 3; i++)
-		for (k = 0; k < l->n; k++)
-			if (l->count[k] && (i == 0 || k != shown[0]) && (i < 2 || k != shown[1]) &&
-			    (shown[i] < 0 || l->count[k] > l->count[shown[i]]))
-				shown[i] = k;
-	for (i = 0; i < 3 && shown[i] >= 0; i++) {
-		sb_str(sb, i ? ", " : " (");
-		sb_str(sb, l->name[shown[i]]);
-		sb_chr(sb, ' ');
-		sb_u64(sb, l->count[shown[i]]);
-	}
-	sb_str(sb, i ? ")\n" : "\n");
-}
-
-static void note_line(struct sbuf *sb, const char *text)
-{
-	sb_str(sb, "prefault:   note: ");
-	sb_text(sb, text);
-	sb_chr(sb, '\n');
-}
-
-/* As shim/report.c write_text. */
+/* The shim's own text, from its JSON. */
 static void print_one(struct sbuf *sb, const struct json *d)
 {
-	const struct json *r, *policy = json_get(d, "policy");
-	uint64_t minor = num(d, "faults.minor"), major = num(d, "faults.major");
-	sb_str(sb, "prefault: ");
-	sb_text(sb, json_str(json_get(d, "program"), "?"));
-	sb_chr(sb, '[');
-	sb_u64(sb, num(d, "pid"));
-	sb_str(sb, "] ");
-	sb_fixed(sb, json_fixed(json_get(d, "wall_s"), 3, 0), 3);
-	sb_str(sb, " s, ");
-	sb_u64(sb, minor + major);
-	sb_str(sb, " faults (");
-	sb_u64(sb, major);
-	sb_str(sb, " major): ");
-	sb_u64(sb, num(d, "faults.in_program"));
-	sb_str(sb, " in the program, ");
-	sb_u64(sb, num(d, "faults.in_prefault"));
-	sb_str(sb, " in prefault work\n");
-	if (json_str(policy, NULL))
-		budget_line(sb, json_str(policy, NULL), num(d, "budget.peak"), limit_of(d), "");
-	{
-		struct ledger l;
-		memset(&l, 0, sizeof l);
-		ledger_add(&l, d);
-		ledger_line(sb, &l);
-	}
-	for (r = json_get(d, "rules") ? json_get(d, "rules")->child : NULL; r; r = r->next) {
-		struct rstat s;
-		memset(&s, 0, sizeof s);
-		s.name = json_str(json_get(r, "name"), "?");
-		rule_add(&s, r);
-		text_rule(sb, &s, "");
-	}
-	{
-		uint64_t from = 0;
-		int counting = malloc_counting(d, &from);
-		unmatched_line(sb, num(d, "unmatched.mmap.matched"), num(d, "unmatched.mmap.bytes"),
-		               num(d, "unmatched.malloc.matched"), num(d, "unmatched.malloc.bytes"), counting, from);
-	}
-	for (r = json_get(d, "notes") ? json_get(d, "notes")->child : NULL; r; r = r->next)
-		if (json_str(r, NULL))
-			note_line(sb, json_str(r, NULL));
+	static struct figs_rule rules[POL_MAX_RULES];
+	static const char *names[POL_MAX_RULES];
+	struct figs_proc p;
+	proc_read(&p, rules, names, d);
+	rt_process(sb, &p);
 }
 
 static uint64_t total_faults(const struct json *d) { return num(d, "faults.minor") + num(d, "faults.major"); }
@@ -481,84 +238,100 @@ static int cmp_faults(const void *a, const void *b)
 
 #define TOP 5
 
+/* A tree's figures: every process's added into t (rules by name, the
+ * ledger by kind, notes once each).  t's arrays are malloc'd (free_tree). */
+struct tree {
+	struct figs_proc t;
+	struct figs_rule *rules;
+	const char **names;
+	int others; /* processes under another policy than the first */
+};
+
+static void tree_add(struct tree *tr, const struct figs_proc *p)
+{
+	struct figs_proc *t = &tr->t;
+	int i, k;
+	t->minor += p->minor;
+	t->major += p->major;
+	t->in_program += p->in_program;
+	t->in_prefault += p->in_prefault;
+	if (p->policy) {
+		if (!t->policy)
+			t->policy = p->policy;
+		else if (strcmp(t->policy, p->policy))
+			tr->others++;
+		if (p->budget_peak > t->budget_peak)
+			t->budget_peak = p->budget_peak;
+		/* the largest limit any process worked out */
+		if (p->budget_limit != FIGS_LIMIT_UNKNOWN &&
+		    (t->budget_limit == FIGS_LIMIT_UNKNOWN || p->budget_limit > t->budget_limit))
+			t->budget_limit = p->budget_limit;
+	}
+	/* The malloc family counted anywhere: from the least threshold (0:
+	 * every call, an older shim). */
+	if (p->malloc_from != FIGS_NOT_COUNTED && (t->malloc_from == FIGS_NOT_COUNTED || p->malloc_from < t->malloc_from))
+		t->malloc_from = p->malloc_from;
+	if (p->has_ledger) {
+		t->has_ledger = 1;
+		t->sc_total += p->sc_total;
+		for (i = 0; i < p->nsc; i++) {
+			for (k = 0; k < t->nsc && strcmp(t->sc_name[k], p->sc_name[i]); k++)
+				;
+			if (k == t->nsc) {
+				if (k == FIGS_MAX_KINDS)
+					continue;
+				t->sc_name[t->nsc++] = p->sc_name[i];
+			}
+			t->sc[k] += p->sc[i];
+		}
+	}
+	for (i = 0; i < p->nrules; i++) {
+		for (k = 0; k < t->nrules && strcmp(tr->names[k], p->rule_name[i]); k++)
+			;
+		if (k == t->nrules) {
+			struct figs_rule *r = realloc(tr->rules, (size_t)(k + 1) * sizeof *r);
+			const char **n = r ? realloc(tr->names, (size_t)(k + 1) * sizeof *n) : NULL;
+			if (r)
+				tr->rules = r;
+			if (!n)
+				continue;
+			tr->names = n;
+			memset(&tr->rules[k], 0, sizeof tr->rules[k]);
+			tr->names[k] = p->rule_name[i];
+			t->nrules++;
+		}
+		figs_rule_add(&tr->rules[k], &p->rules[i]);
+	}
+	figs_rule_add(&t->unmatched[0], &p->unmatched[0]);
+	figs_rule_add(&t->unmatched[1], &p->unmatched[1]);
+	for (i = 0; i < p->nnotes; i++) {
+		for (k = 0; k < t->nnotes && strcmp(t->note[k], p->note[i]); k++)
+			;
+		if (k == t->nnotes && k < FIGS_MAX_NOTES)
+			t->note[t->nnotes++] = p->note[i];
+	}
+	t->rules = tr->rules;
+	t->rule_name = tr->names;
+}
+
 /* A process tree: totals, the heaviest processes, rules summed by name. */
 static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root, const char *root_name, double wall_s)
 {
-	uint64_t minor = 0, major = 0, inprog = 0, inpf = 0, peak = 0, limit = LIMIT_UNKNOWN, l;
-	uint64_t um[4] = { 0, 0, 0, 0 }, from = UINT64_MAX;
-	int counting = MALLOC_NONE;
-	const char *policy = NULL, *name = root_name;
-	int i, k, nrules = 0, others = 0, nnotes = 0;
-	struct rstat *rules = NULL;
-	const char **notes = NULL;
+	static struct figs_rule rules[POL_MAX_RULES];
+	static const char *names[POL_MAX_RULES];
+	struct figs_proc p;
+	struct tree tr;
+	const char *name = root_name;
 	struct json **heavy = malloc((size_t)rs->n * sizeof *heavy);
-	struct ledger ledger;
-	memset(&ledger, 0, sizeof ledger);
+	int i;
+	memset(&tr, 0, sizeof tr);
+	tr.t.budget_limit = FIGS_LIMIT_UNKNOWN;
+	tr.t.malloc_from = FIGS_NOT_COUNTED;
 	for (i = 0; i < rs->n; i++) {
-		const struct json *d = rs->docs[i], *r;
-		const char *pol = json_str(json_get(d, "policy"), NULL);
-		ledger_add(&ledger, d);
-		minor += num(d, "faults.minor");
-		major += num(d, "faults.major");
-		inprog += num(d, "faults.in_program");
-		inpf += num(d, "faults.in_prefault");
-		if ((pid_t)num(d, "pid") == root)
-			name = json_str(json_get(d, "program"), name);
-		if (pol) {
-			if (!policy) {
-				policy = pol;
-			} else if (strcmp(policy, pol)) {
-				others++;
-			}
-			if (num(d, "budget.peak") > peak)
-				peak = num(d, "budget.peak");
-			/* the largest limit any process worked out */
-			l = limit_of(d);
-			if (l != LIMIT_UNKNOWN && (limit == LIMIT_UNKNOWN || l > limit))
-				limit = l;
-		}
-		um[0] += num(d, "unmatched.mmap.matched");
-		um[1] += num(d, "unmatched.mmap.bytes");
-		um[2] += num(d, "unmatched.malloc.matched");
-		um[3] += num(d, "unmatched.malloc.bytes");
-		{
-			/* Counted anywhere: from the least threshold of any process. */
-			uint64_t f = 0;
-			int c = malloc_counting(d, &f);
-			if (c == MALLOC_ALL || (c == MALLOC_FROM && counting == MALLOC_ALL))
-				counting = MALLOC_ALL;
-			else if (c == MALLOC_FROM) {
-				counting = MALLOC_FROM;
-				if (f < from)
-					from = f;
-			}
-		}
-		for (r = json_get(d, "rules") ? json_get(d, "rules")->child : NULL; r; r = r->next) {
-			const char *rn = json_str(json_get(r, "name"), "?");
-			for (k = 0; k < nrules && strcmp(rules[k].name, rn); k++)
-				;
-			if (k == nrules) {
-				struct rstat *g = realloc(rules, (size_t)(nrules + 1) * sizeof *g);
-				if (!g)
-					continue;
-				rules = g;
-				memset(&rules[k], 0, sizeof rules[k]);
-				rules[k].name = rn;
-				nrules++;
-			}
-			rule_add(&rules[k], r);
-		}
-		for (r = json_get(d, "notes") ? json_get(d, "notes")->child : NULL; r; r = r->next) {
-			const char *t = json_str(r, NULL), **g;
-			if (!t)
-				continue;
-			for (k = 0; k < nnotes && strcmp(notes[k], t); k++)
-				;
-			if (k < nnotes || !(g = realloc(notes, (size_t)(nnotes + 1) * sizeof *g)))
-				continue;
-			notes = g;
-			notes[nnotes++] = t;
-		}
+		proc_read(&p, rules, names, rs->docs[i]);
+		if ((pid_t)p.pid == root)
+			name = json_str(json_get(rs->docs[i], "program"), name);
+		tree_add(&tr, &p);
 	}
 	sb_str(sb, "prefault: ");
 	sb_u64(sb, (uint64_t)rs->n);
@@ -569,16 +342,17 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 	sb_str(sb, "] and its descendants), ");
 	sb_fixed(sb, (uint64_t)(wall_s * 1000), 3);
 	sb_str(sb, " s, ");
-	sb_u64(sb, minor + major);
+	sb_u64(sb, tr.t.minor + tr.t.major);
 	sb_str(sb, " faults (");
-	sb_u64(sb, major);
+	sb_u64(sb, tr.t.major);
 	sb_str(sb, " major): ");
-	sb_u64(sb, inprog);
+	sb_u64(sb, tr.t.in_program);
 	sb_str(sb, " in the program, ");
-	sb_u64(sb, inpf);
+	sb_u64(sb, tr.t.in_prefault);
 	sb_str(sb, " in prefault work\n");
-	if (policy)
-		budget_line(sb, policy, peak, limit, others ? " (the most in one process; other policies too)" : " (the most in one process)");
+	if (tr.t.policy)
+		rt_budget(sb, tr.t.policy, tr.t.budget_peak, tr.t.budget_limit,
+		          tr.others ? " (the most in one process; other policies too)" : " (the most in one process)");
 	if (heavy) {
 		memcpy(heavy, rs->docs, (size_t)rs->n * sizeof *heavy);
 		qsort(heavy, (size_t)rs->n, sizeof *heavy, cmp_faults);
@@ -596,14 +370,14 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 		}
 		free(heavy);
 	}
-	ledger_line(sb, &ledger);
-	for (k = 0; k < nrules; k++)
-		text_rule(sb, &rules[k], " (all processes)");
-	unmatched_line(sb, um[0], um[1], um[2], um[3], counting, from);
-	for (k = 0; k < nnotes; k++)
-		note_line(sb, notes[k]);
-	free(rules);
-	free(notes);
+	rt_ledger(sb, &tr.t);
+	for (i = 0; i < tr.t.nrules; i++)
+		rt_rule(sb, tr.names[i], " (all processes)", &tr.rules[i]);
+	rt_unmatched(sb, &tr.t);
+	for (i = 0; i < tr.t.nnotes; i++)
+		rt_note(sb, tr.t.note[i]);
+	free(tr.rules);
+	free(tr.names);
 }
 
 int reports_has_pid(const struct report_set *rs, pid_t pid)
@@ -615,25 +389,27 @@ int reports_has_pid(const struct report_set *rs, pid_t pid)
 	return 0;
 }
 
-/* Faults the tree took that no report holds: said when there are enough of
- * them that the start-up before the shim in each process (tens to hundreds
- * of faults: exec, the loader) cannot be all there is. */
-#define UNREPORTED_MIN 1000
+/* Faults the tree took that no report holds (each report counts those of
+ * its process before the shim started, too): said when there are more of
+ * them than the few each process takes after writing its report, on its way
+ * out (a few each; 200 and a hundredth of the tree's at least). */
+#define UNREPORTED_MIN 200
 static void unreported_line(struct sbuf *sb, const struct report_set *rs, uint64_t tree)
 {
 	uint64_t sum = 0, left;
 	int i;
+	/* (each report's own faults, and those its process took before the shim
+	 * started in it: exec, the loader) */
 	for (i = 0; i < rs->n; i++)
-		sum += total_faults(rs->docs[i]);
+		sum += total_faults(rs->docs[i]) + num(rs->docs[i], "faults.before_start");
 	left = tree > sum ? tree - sum : 0;
-	if (left < UNREPORTED_MIN || left * 10 < tree)
+	if (left < UNREPORTED_MIN || left * 100 < tree)
 		return;
 	sb_str(sb, "prefault:   not in any report: ");
 	sb_u64(sb, left);
 	sb_str(sb, " of the tree's ");
 	sb_u64(sb, tree);
-	sb_str(sb, " faults (from wait4): processes that wrote no report (killed before it, or without the shim), "
-	           "and start-up before the shim\n");
+	sb_str(sb, " faults (from wait4): processes that wrote no report (killed before it, or without the shim)\n");
 }
 
 void reports_print(int fd, const struct report_set *rs, pid_t root, const char *root_name, double wall_s,

@@ -1,0 +1,121 @@
+/* figs.h: the report's figures, described once.
+ *
+ * Each line of PF_RULE_FIGS is one figure of a rule: its field (in the
+ * shim's counters and in the plain struct the text is rendered from), its
+ * path in the JSON report, how it adds up across the processes of a tree,
+ * and whether unmatched requests have it too.  From it come the shim's
+ * counters (stats.h), the JSON the shim writes (report.c), the struct the
+ * tool reads back from that JSON and sums over a tree (tools/reports.c),
+ * and the text both print (report_text.c).  PF_PROC_FIGS does the same for
+ * a process's own figures.  A new counter is one line here, and the line of
+ * code that counts it.
+ *
+ * Pure: constants and plain structs, shared by the shim and the tool.
+ */
+#ifndef PREFAULT_FIGS_H
+#define PREFAULT_FIGS_H
+#include <stdint.h>
+
+/* How a figure adds up across processes, and how it is written. */
+enum fig_kind {
+	FK_SUM, /* a count or bytes: summed */
+	FK_MAX, /* a bound: the largest */
+	FK_NS,  /* nanoseconds, written as seconds with 6 decimals: summed */
+};
+/* Who has it: every rule and the unmatched requests, or rules only. */
+enum { FS_ALL, FS_RULE };
+
+/* field, JSON path, kind, scope.  In JSON order: a group ("background.")
+ * is written where its first figure stands. */
+#define PF_RULE_FIGS(X)                                                                      \
+	X(matched, "matched", FK_SUM, FS_ALL)                                                \
+	X(bytes, "bytes", FK_SUM, FS_ALL)                                                    \
+	X(prefaulted_bytes, "prefaulted_bytes", FK_SUM, FS_ALL)                              \
+	X(ns, "seconds", FK_NS, FS_ALL)                                                      \
+	X(faults, "faults", FK_SUM, FS_ALL)                                                  \
+	X(skipped, "skipped", FK_SUM, FS_ALL)                                                \
+	X(skip_budget, "skipped_by.budget", FK_SUM, FS_ALL)                                  \
+	X(skip_failed, "skipped_by.failed", FK_SUM, FS_ALL)                                  \
+	X(skip_table, "skipped_by.table_full", FK_SUM, FS_ALL)                               \
+	X(skip_queue, "skipped_by.queue_full", FK_SUM, FS_ALL)                               \
+	X(queued_bytes, "background.queued_bytes", FK_SUM, FS_RULE)                          \
+	X(background_bytes, "background.populated_bytes", FK_SUM, FS_RULE)                  \
+	X(program_first_bytes, "background.program_first_bytes", FK_SUM, FS_RULE)           \
+	X(cancelled_bytes, "background.cancelled_bytes", FK_SUM, FS_RULE)                    \
+	X(left_bytes, "background.left_bytes", FK_SUM, FS_RULE)                              \
+	X(leaps, "background.leaps", FK_SUM, FS_RULE)                                        \
+	X(twice_max, "background.twice_faults_max", FK_MAX, FS_RULE)                         \
+	X(huge_bytes, "huge_bytes", FK_SUM, FS_RULE)                                         \
+	X(small_fallbacks, "small_fallbacks", FK_SUM, FS_RULE)                               \
+	X(recycle_kept, "recycle.kept", FK_SUM, FS_RULE)                                     \
+	X(recycle_reused, "recycle.recycled", FK_SUM, FS_RULE)                               \
+	X(recycle_reused_bytes, "recycle.bytes_reused", FK_SUM, FS_RULE)                     \
+	X(recycle_zeroed_bytes, "recycle.zeroed_bytes", FK_SUM, FS_RULE)                     \
+	X(recycle_zero_ns, "recycle.zeroing_s", FK_NS, FS_RULE)                              \
+	X(recycle_peak_bytes, "recycle.cache_peak_bytes", FK_SUM, FS_RULE)                   \
+	X(cache_bytes, "recycle.cache_bytes", FK_SUM, FS_RULE)                               \
+	X(recycle_dropped, "recycle.dropped", FK_SUM, FS_RULE)
+
+/* Why a matched request got less than its rule asked for: the skip_ figures
+ * above, in this order (the shim counts them by index). */
+#define PF_SKIPS(X) X(budget) X(failed) X(table) X(queue)
+
+#define SIZE_CLASSES 64
+
+/* Power-of-two classes: class k holds [2^k, 2^(k+1)). */
+struct hist {
+	uint64_t maps[SIZE_CLASSES];
+	uint64_t bytes[SIZE_CLASSES];
+};
+
+/* One rule's figures (or the unmatched requests'): the shim's counters, and
+ * the plain numbers the text is rendered from. */
+struct figs_rule {
+#define PF_FIG_FIELD(field, path, kind, scope) uint64_t field;
+	PF_RULE_FIGS(PF_FIG_FIELD)
+#undef PF_FIG_FIELD
+	struct hist sizes;
+};
+
+/* A process's own figures: field, JSON path, kind. */
+#define PF_PROC_FIGS(X)                                                                      \
+	X(pid, "pid", FK_SUM)                                                                \
+	X(ppid, "ppid", FK_SUM)                                                              \
+	X(wall_ns, "wall_s", FK_NS)                                                          \
+	X(minor, "faults.minor", FK_SUM)                                                     \
+	X(major, "faults.major", FK_SUM)                                                     \
+	X(in_prefault, "faults.in_prefault", FK_SUM)                                         \
+	X(in_program, "faults.in_program", FK_SUM)                                           \
+	X(at_start, "faults.before_start", FK_SUM)                                           \
+	X(budget_used, "budget.used", FK_SUM)                                                \
+	X(budget_peak, "budget.peak", FK_MAX)
+
+/* A budget limit never worked out (JSON null: nothing needed one). */
+#define FIGS_LIMIT_UNKNOWN (UINT64_MAX - 1)
+/* The malloc family not counted (JSON null: no rule or profile watches it). */
+#define FIGS_NOT_COUNTED UINT64_MAX
+
+#define FIGS_MAX_KINDS 64 /* named counts: system calls by kind */
+#define FIGS_MAX_NOTES 32
+
+/* A process's report, as numbers and names (or a tree's, summed). */
+struct figs_proc {
+	const char *program, *exe;
+	const char *policy; /* NULL: observe only */
+#define PF_PROC_FIELD(field, path, kind) uint64_t field;
+	PF_PROC_FIGS(PF_PROC_FIELD)
+#undef PF_PROC_FIELD
+	uint64_t budget_limit;      /* or FIGS_LIMIT_UNKNOWN; UINT64_MAX: unlimited */
+	uint64_t malloc_from;       /* least malloc block counted, or FIGS_NOT_COUNTED */
+	int has_ledger;             /* (older shims wrote none) */
+	int nsc;                    /* the cost ledger: system calls by kind */
+	const char *sc_name[FIGS_MAX_KINDS];
+	uint64_t sc[FIGS_MAX_KINDS], sc_total;
+	int nrules;
+	const char *const *rule_name; /* [nrules] */
+	const struct figs_rule *rules; /* [nrules] */
+	struct figs_rule unmatched[2]; /* mmap, malloc family */
+	int nnotes;
+	const char *note[FIGS_MAX_NOTES];
+};
+#endif
