@@ -69,7 +69,7 @@ bad_cases() {
 	[rule r]\nthreads = 0\naction = populate|2|threads takes a whole number from 1 to 64
 	[rule r]\nthreads = 2x\naction = populate|2|threads takes a whole number
 	[rule r]\nthreads = 65\naction = populate|2|from 1 to 64
-	[rule r]\naction = populate background|1|choose one
+	[rule r]\naction = populate background|2|choose one
 	[rule r]\nchunk = 2M\naction = populate|1|chunk applies to background
 	[rule r]\nchunk = 4K\naction = background|2|chunk is too small
 	[rule r]\ncall = stack\naction = populate|1|needs depth

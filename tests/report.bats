@@ -380,3 +380,15 @@ many_rules() {
 	run --separate-stderr "$PF" check streaming
 	[[ "${lines[0]}" == *"/streaming.policy: report: stderr" ]]
 }
+
+@test "a warning after start-up never goes into a data file that took fd 2 (issue 19 item 4: one warning channel)" {
+	pol=$(policy pop <<<$'[rule p]\ncall = mmap\nsize = >=1M\naction = populate')
+	run env PREFAULT_TEST_NO_POPULATE=1 LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none \
+		"$B/probes/h3/fd2data" "$BATS_TEST_TMPDIR/data.txt"
+	echo "$output"
+	[ "$output" = "fd 2 holds: data" ]
+	# the warning is given where stderr is still the one the process started with
+	run --separate-stderr env PREFAULT_TEST_NO_POPULATE=1 LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none \
+		"$PROBE" alloc mmap 4M
+	grep -q 'populating by touching pages instead' <<<"$stderr"
+}

@@ -98,6 +98,8 @@
 #include <unistd.h>
 #include "probe.h"
 
+#define UNUSED __attribute__((unused))
+
 static size_t pg;
 
 static long thread_faults(void)
@@ -732,6 +734,477 @@ static void *th_main(void *arg)
 	return NULL;
 }
 
+static int m_alloc(int argc UNUSED, char **argv UNUSED)
+{
+	return cmd_alloc(argc, argv);
+}
+
+static int m_errno(int argc UNUSED, char **argv UNUSED)
+{
+	return cmd_errno();
+}
+
+static int m_vmlck(int argc UNUSED, char **argv UNUSED)
+{
+	void *p = mmap(NULL, parse_size(argv[2]), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	printf("vmlck_kb=%ld mapped=%d\n", status_kb("VmLck:"), p != MAP_FAILED);
+	return 0;
+}
+
+static int m_thp(int argc UNUSED, char **argv UNUSED)
+{
+	size_t size = parse_size(argv[2]);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	double t0 = now_ns();
+	/* "thp SIZE wait": for background work, until it is all resident (60 s at most) */
+	while (argc >= 4 && !strcmp(argv[3], "wait") && resident(p, size) < size / pg && now_ns() - t0 < 60e9)
+		usleep(2000);
+	printf("anon_huge_kb=%ld resident=%zu pages=%zu\n", smaps_field(p, "AnonHugePages:"), resident(p, size), size / pg);
+	return 0;
+}
+
+static int m_exit(int argc UNUSED, char **argv UNUSED)
+{
+	int code = atoi(argv[3]);
+	map_touch(1 << 20);
+	if (!strcmp(argv[2], "_exit"))
+		_exit(code);
+	if (!strcmp(argv[2], "_Exit"))
+		_Exit(code);
+	if (!strcmp(argv[2], "exit"))
+		exit(code);
+	return code;
+}
+
+static int m_fork(int argc UNUSED, char **argv UNUSED)
+{
+	int n = atoi(argv[2]), i, st, sum = 0;
+	for (i = 0; i < n; i++) {
+		pid_t c = fork();
+		if (c == 0) {
+			map_touch(1 << 20);
+			exit(i + 1);
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (wait(&st) > 0 && WIFEXITED(st))
+			sum += WEXITSTATUS(st);
+	printf("children=%d status_sum=%d\n", n, sum);
+	return 0;
+}
+
+static int m_vfork(int argc UNUSED, char **argv UNUSED)
+{
+	int st;
+	pid_t c = vfork();
+	if (c == 0)
+		_exit(7);
+	waitpid(c, &st, 0);
+	printf("vfork_exit=%d\n", WEXITSTATUS(st));
+	c = vfork();
+	if (c == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(c, &st, 0);
+	printf("vfork_exec=%d\n", WEXITSTATUS(st));
+	return 0;
+}
+
+static int m_exec(int argc UNUSED, char **argv UNUSED)
+{
+	map_touch(1 << 20);
+	execv(argv[2], argv + 2);
+	perror(argv[2]);
+	return 127;
+}
+
+static int m_file(int argc UNUSED, char **argv UNUSED)
+{
+	return cmd_file(argv[2], parse_size(argv[3]));
+}
+
+static int m_keep(int argc UNUSED, char **argv UNUSED)
+{
+	int n = atoi(argv[2]), i, ok = 0;
+	for (i = 0; i < n; i++)
+		ok += map_touch(parse_size(argv[3])) != NULL;
+	printf("kept=%d\n", ok);
+	return 0;
+}
+
+static int m_churn(int argc UNUSED, char **argv UNUSED)
+{
+	int n = atoi(argv[2]), i;
+	size_t size = parse_size(argv[3]);
+	long f0 = thread_faults();
+	for (i = 0; i < n; i++) {
+		void *p = map_touch(size);
+		munmap(p, size);
+	}
+	printf("churn_faults=%ld\n", thread_faults() - f0);
+	return 0;
+}
+
+static int m_free(int argc UNUSED, char **argv UNUSED)
+{
+	int n = atoi(argv[2]), i;
+	size_t size = parse_size(argv[3]), k;
+	for (i = 0; i < n; i++) {
+		char *p = malloc(size);
+		for (k = 0; k < size; k += pg)
+			p[k] = 1;
+		free(p);
+	}
+	printf("freed=%d\n", n);
+	return 0;
+}
+
+static int m_race(int argc UNUSED, char **argv UNUSED)
+{
+	return cmd_race(atoi(argv[2]), parse_size(argv[3]));
+}
+
+static int m_unmaprace(int argc UNUSED, char **argv UNUSED)
+{
+	return cmd_unmaprace(atoi(argv[2]), parse_size(argv[3]));
+}
+
+static int m_forkbusy(int argc UNUSED, char **argv UNUSED)
+{
+	size_t size = parse_size(argv[2]);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pid_t c = fork();
+	int st;
+	if (c == 0) {
+		void *q = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		((char *)q)[0] = 1;
+		((char *)p)[0] = 1;
+		exit(7);
+	}
+	waitpid(c, &st, 0);
+	printf("child=%d\n", WEXITSTATUS(st));
+	return 3;
+}
+
+static int m_bgwork(int argc UNUSED, char **argv UNUSED)
+{
+	size_t size = parse_size(argv[2]), i;
+	double t = now_ns();
+	char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long f;
+	t = now_ns() - t;
+	burn_ms(atof(argv[3]));
+	f = thread_faults();
+	for (i = 0; i < size; i += pg)
+		p[i] = 1;
+	printf("map_ns_per_page=%.1f loop_faults=%ld pages=%zu\n", t / (size / pg), thread_faults() - f, size / pg);
+	return 0;
+}
+
+static int m_bgahead(int argc UNUSED, char **argv UNUSED)
+{
+	size_t decoy = parse_size(argv[2]), size = parse_size(argv[3]), i;
+	char *d = mmap(NULL, decoy, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	double t0;
+	long f = thread_faults();
+	for (i = 0; i < size / 2; i += pg)
+		p[i] = 1;
+	f = thread_faults() - f;
+	t0 = now_ns();
+	/* all of it, but for the chunk where a worker going down meets the
+	 * program (it is left to the program) */
+	while (resident(p + size / 2, size / 2) + (2u << 20) / pg < size / 2 / pg && now_ns() - t0 < 60e9)
+		usleep(2000);
+	printf("front_faults=%ld waited_ms=%.0f back_resident=%zu decoy_resident=%zu\n", f, (now_ns() - t0) / 1e6,
+	       resident(p + size / 2, size / 2), resident(d, decoy));
+	return 0;
+}
+
+static int m_bgfill(int argc UNUSED, char **argv UNUSED)
+{
+	size_t size = parse_size(argv[2]);
+	char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	double t0 = now_ns();
+	while (resident(p, size) < size / pg && now_ns() - t0 < 60e9)
+		usleep(2000);
+	printf("waited_ms=%.0f resident=%zu pages=%zu\n", (now_ns() - t0) / 1e6, resident(p, size), size / pg);
+	usleep(200000); /* the workers count a chunk just after the kernel has it */
+	return 0;
+}
+
+static int m_nothp(int argc UNUSED, char **argv UNUSED)
+{
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	execv(argv[2], argv + 2);
+	perror(argv[2]);
+	return 127;
+}
+
+static int m_zerostress(int argc UNUSED, char **argv UNUSED)
+{
+	int t = atoi(argv[2]), i;
+	pthread_t tid[64];
+	zs_rounds = atoi(argv[3]);
+	if (t > 64)
+		t = 64;
+	for (i = 0; i < t; i++)
+		pthread_create(&tid[i], NULL, zs_main, (void *)(intptr_t)i);
+	for (i = 0; i < t; i++)
+		pthread_join(tid[i], NULL);
+	printf("threads=%d rounds=%d nonzero=%ld\n", t, zs_rounds, zs_nonzero);
+	return 0;
+}
+
+static int m_pressure(int argc UNUSED, char **argv UNUSED)
+{
+	int n = atoi(argv[3]), i;
+	char *v[512];
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	if (n > 512)
+		n = 512;
+	map_touch(parse_size(argv[2]));
+	for (i = 0; i < n; i++)
+		v[i] = map_touch(1 << 20);
+	for (i = 0; i < n; i++)
+		munmap(v[i], 1 << 20);
+	nanosleep(&ts, NULL);
+	for (i = 0; i < atoi(argv[4]) / 4; i++)
+		map_touch(4 << 20);
+	nanosleep(&ts, NULL); /* past the shim's 100 ms between looks at memory */
+	v[0] = map_touch(1 << 20);
+	v[1] = map_touch(1 << 20);
+	munmap(v[0], 1 << 20);
+	munmap(v[1], 1 << 20);
+	printf("done=1\n");
+	return 0;
+}
+
+static int m_mixed(int argc UNUSED, char **argv UNUSED)
+{
+	int i;
+	dense_and(site_sparse);
+	for (i = 0; i < 64; i++)
+		site_churn();
+	printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+	return 0;
+}
+
+static int m_densesparse(int argc UNUSED, char **argv UNUSED)
+{
+	/* 8 x 4 MiB all touched, 8 x 8 MiB one page in eight touched */
+	dense_and(site_thin);
+	printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+	return 0;
+}
+
+static int m_worklater(int argc UNUSED, char **argv UNUSED)
+{
+	/* n times: a 4 MiB site worked on ms after its map, and a 2 MiB one
+	 * touched straight after its map (map_touch) */
+	int n = atoi(argv[2]), i;
+	for (i = 0; i < n; i++) {
+		site_later(atof(argv[3]));
+		map_touch(2 << 20);
+	}
+	printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+	return 0;
+}
+
+static int m_storm(int argc UNUSED, char **argv UNUSED)
+{
+	int t = atoi(argv[2]), i;
+	pthread_t tid[64];
+	if (t > 64)
+		t = 64;
+	storm_end = now_ns() + atof(argv[3]) * 1e9;
+	for (i = 0; i < t; i++)
+		pthread_create(&tid[i], NULL, storm_main, (void *)(intptr_t)i);
+	for (i = 0; i < t; i++)
+		pthread_join(tid[i], NULL);
+	printf("threads=%d ops=%ld bad=%ld\n", t, storm_ops, storm_bad);
+	return 0;
+}
+
+static int m_spawnbusy(int argc UNUSED, char **argv UNUSED)
+{
+	int n = atoi(argv[2]), i, ok = 0, st;
+	size_t size = parse_size(argv[3]);
+	for (i = 0; i < n; i++) {
+		char *argv_true[] = { "true", NULL };
+		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		pid_t c;
+		c = fork();
+		if (c == 0)
+			_exit(((char *)p)[0] == 0 ? 0 : 1);
+		ok += waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		c = vfork();
+		if (c == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		ok += waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		if (posix_spawn(&c, "/bin/true", NULL, NULL, argv_true, environ) == 0)
+			ok += waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		munmap(p, size);
+	}
+	printf("ok=%d of %d\n", ok, 3 * n);
+	return 0;
+}
+
+static int m_forkfault(int argc UNUSED, char **argv UNUSED)
+{
+	int n = atoi(argv[2]), i, ok = 0, st;
+	pthread_t t;
+	pthread_create(&t, NULL, ff_main, NULL);
+	for (i = 0; i < n; i++) {
+		pid_t c = fork();
+		if (c == 0)
+			_exit(0);
+		ok += waitpid(c, &st, 0) == c && WIFEXITED(st);
+	}
+	__atomic_store_n(&ff_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	printf("forked=%d of %d\n", ok, n);
+	return 0;
+}
+
+static int m_term(int argc UNUSED, char **argv UNUSED)
+{
+	size_t size = parse_size(argv[2]), i;
+	char *p;
+	/* A shell starts background jobs with SIGINT ignored: undo that. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	printf("mapped=1\n");
+	for (;;)
+		for (i = 0; i < size; i += pg)
+			p[i]++;
+	return 0; /* (never: a signal ends it) */
+}
+
+static int m_burn(int argc UNUSED, char **argv UNUSED)
+{
+	burn_ms(atof(argv[2]));
+	return 0;
+}
+
+static int m_fail(int argc UNUSED, char **argv UNUSED)
+{
+	map_touch(4 << 20);
+	fprintf(stderr, "pfprobe: failing on purpose\n");
+	return atoi(argv[2]);
+}
+
+static int m_reclaim(int argc UNUSED, char **argv UNUSED)
+{
+	return cmd_reclaim();
+}
+
+static int m_forkrecycle(int argc UNUSED, char **argv UNUSED)
+{
+	return cmd_forkrecycle(atoi(argv[2]));
+}
+
+static int m_cycle(int argc UNUSED, char **argv UNUSED)
+{
+	int n = atoi(argv[2]), i;
+	size_t size = parse_size(argv[3]), k, minres = (size_t)-1;
+	long f = 0;
+	for (i = 0; i < n; i++) {
+		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		size_t r = resident(p, size);
+		long f0 = thread_faults();
+		if (r < minres)
+			minres = r;
+		for (k = 0; k < size; k += pg)
+			p[k] = 1;
+		f += thread_faults() - f0;
+		munmap(p, size);
+	}
+	printf("min_resident=%zu pages=%zu loop_faults=%ld\n", minres, size / pg, f);
+	return 0;
+}
+
+static int m_stack(int argc UNUSED, char **argv UNUSED)
+{
+	pthread_t t;
+	void *f;
+	pthread_create(&t, NULL, stack_thread, (void *)(intptr_t)atoi(argv[2]));
+	pthread_join(t, &f);
+	printf("faults=%ld\n", (long)(intptr_t)f);
+	return 0;
+}
+
+static int m_stackmain(int argc UNUSED, char **argv UNUSED)
+{
+	printf("faults=%ld\n", (long)(intptr_t)stack_thread((void *)(intptr_t)atoi(argv[2])));
+	return 0;
+}
+
+static int m_threads(int argc UNUSED, char **argv UNUSED)
+{
+	int t = atoi(argv[2]), i;
+	pthread_t tid[64];
+	th_n = atoi(argv[3]);
+	th_size = parse_size(argv[4]);
+	if (t > 64)
+		t = 64;
+	for (i = 0; i < t; i++)
+		pthread_create(&tid[i], NULL, th_main, (void *)(intptr_t)i);
+	for (i = 0; i < t; i++)
+		pthread_join(tid[i], NULL);
+	printf("threads=%d bad=%d\n", t, th_bad);
+	return 0;
+}
+
+/* The commands: name, the arguments they need (argv[0] and the name
+ * included), and the function. */
+static const struct command {
+	const char *name;
+	int argc;
+	int (*fn)(int, char **);
+} commands[] = {
+	{ "alloc", 4, m_alloc },
+	{ "errno", 2, m_errno },
+	{ "vmlck", 3, m_vmlck },
+	{ "thp", 3, m_thp },
+	{ "exit", 4, m_exit },
+	{ "fork", 3, m_fork },
+	{ "vfork", 2, m_vfork },
+	{ "exec", 3, m_exec },
+	{ "file", 4, m_file },
+	{ "keep", 4, m_keep },
+	{ "churn", 4, m_churn },
+	{ "free", 4, m_free },
+	{ "race", 4, m_race },
+	{ "unmaprace", 4, m_unmaprace },
+	{ "forkbusy", 3, m_forkbusy },
+	{ "bgwork", 4, m_bgwork },
+	{ "bgahead", 4, m_bgahead },
+	{ "bgfill", 3, m_bgfill },
+	{ "nothp", 3, m_nothp },
+	{ "zerostress", 4, m_zerostress },
+	{ "pressure", 5, m_pressure },
+	{ "mixed", 2, m_mixed },
+	{ "densesparse", 2, m_densesparse },
+	{ "worklater", 4, m_worklater },
+	{ "storm", 4, m_storm },
+	{ "spawnbusy", 4, m_spawnbusy },
+	{ "forkfault", 3, m_forkfault },
+	{ "term", 3, m_term },
+	{ "burn", 3, m_burn },
+	{ "fail", 3, m_fail },
+	{ "reclaim", 2, m_reclaim },
+	{ "forkrecycle", 3, m_forkrecycle },
+	{ "cycle", 4, m_cycle },
+	{ "stack", 3, m_stack },
+	{ "stackmain", 3, m_stackmain },
+	{ "threads", 5, m_threads },
+};
+
 int main(int argc, char **argv)
 {
 	pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -740,351 +1213,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pfprobe COMMAND ...\n");
 		return 2;
 	}
-	if (!strcmp(argv[1], "alloc") && argc >= 4)
-		return cmd_alloc(argc, argv);
-	if (!strcmp(argv[1], "errno"))
-		return cmd_errno();
-	if (!strcmp(argv[1], "vmlck") && argc >= 3) {
-		void *p = mmap(NULL, parse_size(argv[2]), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		printf("vmlck_kb=%ld mapped=%d\n", status_kb("VmLck:"), p != MAP_FAILED);
-		return 0;
-	}
-	if (!strcmp(argv[1], "thp") && argc >= 3) {
-		size_t size = parse_size(argv[2]);
-		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		double t0 = now_ns();
-		/* "thp SIZE wait": for background work, until it is all resident (60 s at most) */
-		while (argc >= 4 && !strcmp(argv[3], "wait") && resident(p, size) < size / pg && now_ns() - t0 < 60e9)
-			usleep(2000);
-		printf("anon_huge_kb=%ld resident=%zu pages=%zu\n", smaps_field(p, "AnonHugePages:"), resident(p, size), size / pg);
-		return 0;
-	}
-	if (!strcmp(argv[1], "exit") && argc >= 4) {
-		int code = atoi(argv[3]);
-		map_touch(1 << 20);
-		if (!strcmp(argv[2], "_exit"))
-			_exit(code);
-		if (!strcmp(argv[2], "_Exit"))
-			_Exit(code);
-		if (!strcmp(argv[2], "exit"))
-			exit(code);
-		return code;
-	}
-	if (!strcmp(argv[1], "fork") && argc >= 3) {
-		int n = atoi(argv[2]), i, st, sum = 0;
-		for (i = 0; i < n; i++) {
-			pid_t c = fork();
-			if (c == 0) {
-				map_touch(1 << 20);
-				exit(i + 1);
-			}
-		}
-		for (i = 0; i < n; i++)
-			if (wait(&st) > 0 && WIFEXITED(st))
-				sum += WEXITSTATUS(st);
-		printf("children=%d status_sum=%d\n", n, sum);
-		return 0;
-	}
-	if (!strcmp(argv[1], "vfork")) {
-		int st;
-		pid_t c = vfork();
-		if (c == 0)
-			_exit(7);
-		waitpid(c, &st, 0);
-		printf("vfork_exit=%d\n", WEXITSTATUS(st));
-		c = vfork();
-		if (c == 0) {
-			execl("/bin/true", "true", (char *)NULL);
-			_exit(127);
-		}
-		waitpid(c, &st, 0);
-		printf("vfork_exec=%d\n", WEXITSTATUS(st));
-		return 0;
-	}
-	if (!strcmp(argv[1], "exec") && argc >= 3) {
-		map_touch(1 << 20);
-		execv(argv[2], argv + 2);
-		perror(argv[2]);
-		return 127;
-	}
-	if (!strcmp(argv[1], "file") && argc >= 4)
-		return cmd_file(argv[2], parse_size(argv[3]));
-	if (!strcmp(argv[1], "keep") && argc >= 4) {
-		int n = atoi(argv[2]), i, ok = 0;
-		for (i = 0; i < n; i++)
-			ok += map_touch(parse_size(argv[3])) != NULL;
-		printf("kept=%d\n", ok);
-		return 0;
-	}
-	if (!strcmp(argv[1], "churn") && argc >= 4) {
-		int n = atoi(argv[2]), i;
-		size_t size = parse_size(argv[3]);
-		long f0 = thread_faults();
-		for (i = 0; i < n; i++) {
-			void *p = map_touch(size);
-			munmap(p, size);
-		}
-		printf("churn_faults=%ld\n", thread_faults() - f0);
-		return 0;
-	}
-	if (!strcmp(argv[1], "free") && argc >= 4) {
-		int n = atoi(argv[2]), i;
-		size_t size = parse_size(argv[3]), k;
-		for (i = 0; i < n; i++) {
-			char *p = malloc(size);
-			for (k = 0; k < size; k += pg)
-				p[k] = 1;
-			free(p);
-		}
-		printf("freed=%d\n", n);
-		return 0;
-	}
-	if (!strcmp(argv[1], "race") && argc >= 4)
-		return cmd_race(atoi(argv[2]), parse_size(argv[3]));
-	if (!strcmp(argv[1], "unmaprace") && argc >= 4)
-		return cmd_unmaprace(atoi(argv[2]), parse_size(argv[3]));
-	if (!strcmp(argv[1], "forkbusy") && argc >= 3) {
-		size_t size = parse_size(argv[2]);
-		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		pid_t c = fork();
-		int st;
-		if (c == 0) {
-			void *q = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			((char *)q)[0] = 1;
-			((char *)p)[0] = 1;
-			exit(7);
-		}
-		waitpid(c, &st, 0);
-		printf("child=%d\n", WEXITSTATUS(st));
-		return 3;
-	}
-	if (!strcmp(argv[1], "bgwork") && argc >= 4) {
-		size_t size = parse_size(argv[2]), i;
-		double t = now_ns();
-		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		long f;
-		t = now_ns() - t;
-		burn_ms(atof(argv[3]));
-		f = thread_faults();
-		for (i = 0; i < size; i += pg)
-			p[i] = 1;
-		printf("map_ns_per_page=%.1f loop_faults=%ld pages=%zu\n", t / (size / pg), thread_faults() - f, size / pg);
-		return 0;
-	}
-	if (!strcmp(argv[1], "bgahead") && argc >= 4) {
-		size_t decoy = parse_size(argv[2]), size = parse_size(argv[3]), i;
-		char *d = mmap(NULL, decoy, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		double t0;
-		long f = thread_faults();
-		for (i = 0; i < size / 2; i += pg)
-			p[i] = 1;
-		f = thread_faults() - f;
-		t0 = now_ns();
-		/* all of it, but for the chunk where a worker going down meets the
-		 * program (it is left to the program) */
-		while (resident(p + size / 2, size / 2) + (2u << 20) / pg < size / 2 / pg && now_ns() - t0 < 60e9)
-			usleep(2000);
-		printf("front_faults=%ld waited_ms=%.0f back_resident=%zu decoy_resident=%zu\n", f, (now_ns() - t0) / 1e6,
-		       resident(p + size / 2, size / 2), resident(d, decoy));
-		return 0;
-	}
-	if (!strcmp(argv[1], "bgfill") && argc >= 3) {
-		size_t size = parse_size(argv[2]);
-		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		double t0 = now_ns();
-		while (resident(p, size) < size / pg && now_ns() - t0 < 60e9)
-			usleep(2000);
-		printf("waited_ms=%.0f resident=%zu pages=%zu\n", (now_ns() - t0) / 1e6, resident(p, size), size / pg);
-		usleep(200000); /* the workers count a chunk just after the kernel has it */
-		return 0;
-	}
-	if (!strcmp(argv[1], "nothp") && argc >= 3) {
-		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-		execv(argv[2], argv + 2);
-		perror(argv[2]);
-		return 127;
-	}
-	if (!strcmp(argv[1], "zerostress") && argc >= 4) {
-		int t = atoi(argv[2]), i;
-		pthread_t tid[64];
-		zs_rounds = atoi(argv[3]);
-		if (t > 64)
-			t = 64;
-		for (i = 0; i < t; i++)
-			pthread_create(&tid[i], NULL, zs_main, (void *)(intptr_t)i);
-		for (i = 0; i < t; i++)
-			pthread_join(tid[i], NULL);
-		printf("threads=%d rounds=%d nonzero=%ld\n", t, zs_rounds, zs_nonzero);
-		return 0;
-	}
-	if (!strcmp(argv[1], "pressure") && argc >= 5) {
-		int n = atoi(argv[3]), i;
-		char *v[512];
-		struct timespec ts = { 0, 200 * 1000 * 1000 };
-		if (n > 512)
-			n = 512;
-		map_touch(parse_size(argv[2]));
-		for (i = 0; i < n; i++)
-			v[i] = map_touch(1 << 20);
-		for (i = 0; i < n; i++)
-			munmap(v[i], 1 << 20);
-		nanosleep(&ts, NULL);
-		for (i = 0; i < atoi(argv[4]) / 4; i++)
-			map_touch(4 << 20);
-		nanosleep(&ts, NULL); /* past the shim's 100 ms between looks at memory */
-		v[0] = map_touch(1 << 20);
-		v[1] = map_touch(1 << 20);
-		munmap(v[0], 1 << 20);
-		munmap(v[1], 1 << 20);
-		printf("done=1\n");
-		return 0;
-	}
-	if (!strcmp(argv[1], "mixed")) {
-		int i;
-		dense_and(site_sparse);
-		for (i = 0; i < 64; i++)
-			site_churn();
-		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
-		return 0;
-	}
-	if (!strcmp(argv[1], "densesparse")) {
-		/* 8 x 4 MiB all touched, 8 x 8 MiB one page in eight touched */
-		dense_and(site_thin);
-		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
-		return 0;
-	}
-	if (!strcmp(argv[1], "worklater") && argc >= 4) {
-		/* n times: a 4 MiB site worked on ms after its map, and a 2 MiB one
-		 * touched straight after its map (map_touch) */
-		int n = atoi(argv[2]), i;
-		for (i = 0; i < n; i++) {
-			site_later(atof(argv[3]));
-			map_touch(2 << 20);
-		}
-		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
-		return 0;
-	}
-	if (!strcmp(argv[1], "storm") && argc >= 4) {
-		int t = atoi(argv[2]), i;
-		pthread_t tid[64];
-		if (t > 64)
-			t = 64;
-		storm_end = now_ns() + atof(argv[3]) * 1e9;
-		for (i = 0; i < t; i++)
-			pthread_create(&tid[i], NULL, storm_main, (void *)(intptr_t)i);
-		for (i = 0; i < t; i++)
-			pthread_join(tid[i], NULL);
-		printf("threads=%d ops=%ld bad=%ld\n", t, storm_ops, storm_bad);
-		return 0;
-	}
-	if (!strcmp(argv[1], "spawnbusy") && argc >= 4) {
-		int n = atoi(argv[2]), i, ok = 0, st;
-		size_t size = parse_size(argv[3]);
-		for (i = 0; i < n; i++) {
-			char *argv_true[] = { "true", NULL };
-			void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			pid_t c;
-			c = fork();
-			if (c == 0)
-				_exit(((char *)p)[0] == 0 ? 0 : 1);
-			ok += waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-			c = vfork();
-			if (c == 0) {
-				execl("/bin/true", "true", (char *)NULL);
-				_exit(127);
-			}
-			ok += waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-			if (posix_spawn(&c, "/bin/true", NULL, NULL, argv_true, environ) == 0)
-				ok += waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-			munmap(p, size);
-		}
-		printf("ok=%d of %d\n", ok, 3 * n);
-		return 0;
-	}
-	if (!strcmp(argv[1], "forkfault") && argc >= 3) {
-		int n = atoi(argv[2]), i, ok = 0, st;
-		pthread_t t;
-		pthread_create(&t, NULL, ff_main, NULL);
-		for (i = 0; i < n; i++) {
-			pid_t c = fork();
-			if (c == 0)
-				_exit(0);
-			ok += waitpid(c, &st, 0) == c && WIFEXITED(st);
-		}
-		__atomic_store_n(&ff_stop, 1, __ATOMIC_RELAXED);
-		pthread_join(t, NULL);
-		printf("forked=%d of %d\n", ok, n);
-		return 0;
-	}
-	if (!strcmp(argv[1], "term") && argc >= 3) {
-		size_t size = parse_size(argv[2]), i;
-		char *p;
-		/* A shell starts background jobs with SIGINT ignored: undo that. */
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		printf("mapped=1\n");
-		for (;;)
-			for (i = 0; i < size; i += pg)
-				p[i]++;
-	}
-	if (!strcmp(argv[1], "burn") && argc >= 3) {
-		burn_ms(atof(argv[2]));
-		return 0;
-	}
-	if (!strcmp(argv[1], "fail") && argc >= 3) {
-		map_touch(4 << 20);
-		fprintf(stderr, "pfprobe: failing on purpose\n");
-		return atoi(argv[2]);
-	}
-	if (!strcmp(argv[1], "reclaim"))
-		return cmd_reclaim();
-	if (!strcmp(argv[1], "forkrecycle") && argc >= 3)
-		return cmd_forkrecycle(atoi(argv[2]));
-	if (!strcmp(argv[1], "cycle") && argc >= 4) {
-		int n = atoi(argv[2]), i;
-		size_t size = parse_size(argv[3]), k, minres = (size_t)-1;
-		long f = 0;
-		for (i = 0; i < n; i++) {
-			char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			size_t r = resident(p, size);
-			long f0 = thread_faults();
-			if (r < minres)
-				minres = r;
-			for (k = 0; k < size; k += pg)
-				p[k] = 1;
-			f += thread_faults() - f0;
-			munmap(p, size);
-		}
-		printf("min_resident=%zu pages=%zu loop_faults=%ld\n", minres, size / pg, f);
-		return 0;
-	}
-	if (!strcmp(argv[1], "stack") && argc >= 3) {
-		pthread_t t;
-		void *f;
-		pthread_create(&t, NULL, stack_thread, (void *)(intptr_t)atoi(argv[2]));
-		pthread_join(t, &f);
-		printf("faults=%ld\n", (long)(intptr_t)f);
-		return 0;
-	}
-	if (!strcmp(argv[1], "stackmain") && argc >= 3) {
-		printf("faults=%ld\n", (long)(intptr_t)stack_thread((void *)(intptr_t)atoi(argv[2])));
-		return 0;
-	}
-	if (!strcmp(argv[1], "threads") && argc >= 5) {
-		int t = atoi(argv[2]), i;
-		pthread_t tid[64];
-		th_n = atoi(argv[3]);
-		th_size = parse_size(argv[4]);
-		if (t > 64)
-			t = 64;
-		for (i = 0; i < t; i++)
-			pthread_create(&tid[i], NULL, th_main, (void *)(intptr_t)i);
-		for (i = 0; i < t; i++)
-			pthread_join(tid[i], NULL);
-		printf("threads=%d bad=%d\n", t, th_bad);
-		return 0;
+	{
+		size_t i;
+		for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+			if (!strcmp(argv[1], commands[i].name) && argc >= commands[i].argc)
+				return commands[i].fn(argc, argv);
 	}
 	fprintf(stderr, "pfprobe: bad command\n");
 	return 2;
