@@ -37,14 +37,19 @@ Q := @
 say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
-# The shim, top to bottom (shim/README draws the layers).
+# The layout shows the layers (shim/README draws them): the shim's own
+# modules in shim/, its floor in shim/floor/ (the one place that meets libc
+# and the kernel), and in lib/ what the shim and the tool share (the policy
+# language, the report's description and text, formatting: pure).
+# The shim, top to bottom:
 SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/stack.c \
             shim/worker.c shim/pool.c shim/recycle.c shim/profile.c shim/profile_sample.c \
             shim/profile_tables.c shim/match.c shim/regions.c shim/stats.c shim/ranges.c \
-            shim/policy_file.c shim/policy.c shim/glob.c shim/report_text.c shim/sbuf.c shim/settings.c shim/os.c shim/libc.c
+            lib/policy_file.c lib/policy.c lib/glob.c lib/report_text.c lib/sbuf.c \
+            shim/floor/settings.c shim/floor/os.c shim/floor/glue.c
 # What the command-line tool shares with the shim: the parser and its file
 # reader, and the formatting helpers.
-PURE_SRC := shim/policy.c shim/policy_file.c shim/glob.c shim/report_text.c shim/sbuf.c
+PURE_SRC := lib/policy.c lib/policy_file.c lib/glob.c lib/report_text.c lib/sbuf.c
 # The command-line tool, top to bottom: the commands, then what they share.
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.c tools/cli_tune.c tools/cli_trial.c \
            tools/cli_bench.c tools/suggest.c tools/candidates.c tools/profile_run.c tools/profile_out.c tools/profile_data.c tools/compare.c \
@@ -61,7 +66,7 @@ CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC)) $(patsubst %.c,$(BUILD)/o
 # -fdata-sections with --sort-section=alignment (below): the small variables
 # every process writes at start-up end up packed on a few pages instead of
 # strewn between the big tables, and each page a process touches costs a fault.
-SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-strict-aliasing -fdata-sections -D_GNU_SOURCE
+SHIM_CFLAGS := -fPIC -fvisibility=hidden -fno-strict-aliasing -fdata-sections -D_GNU_SOURCE -Ishim -Ishim/floor -Ilib
 DEPFLAGS = -MMD -MP
 DEFS := -DPREFAULT_LIBDIR='"$(LIBDIR)"' -DPREFAULT_DATADIR='"$(DATADIR)"'
 
@@ -72,11 +77,16 @@ $(BUILD)/obj/shim/%.o: shim/%.c Makefile
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) $(SHIM_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-# The exported symbols come from the one list in shim/entries.h.
-$(BUILD)/libprefault.map: shim/libprefault.map.S shim/entries.h
+$(BUILD)/obj/lib/%.o: lib/%.c Makefile
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) $(SHIM_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+# The exported symbols come from the one list in shim/floor/entries.h.
+$(BUILD)/libprefault.map: shim/libprefault.map.S shim/floor/entries.h
 	$(call say,GEN,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -E -P -x c -Ishim shim/libprefault.map.S -o $@
+	$(Q)$(CC) -E -P -x c -Ishim/floor shim/libprefault.map.S -o $@
 
 # -z noseparate-code: two program headers fewer, and the loader puts an
 # array of them on the stack while it maps a preload; with them the shim
@@ -86,15 +96,15 @@ $(BUILD)/libprefault.so: $(SHIM_OBJ) $(BUILD)/libprefault.map
 	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=$(BUILD)/libprefault.map \
 		-Wl,-z,relro,-z,now,-z,noseparate-code,--sort-section=alignment -ldl -lpthread
 
-$(BUILD)/obj/cli/shim/%.o: shim/%.c Makefile
+$(BUILD)/obj/cli/lib/%.o: lib/%.c Makefile
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE $(DEPFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Ilib $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/tools/%.o: tools/%.c Makefile
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE $(DEFS) -Ishim $(DEPFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE $(DEFS) -Ilib $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/prefault: $(CLI_OBJ)
 	$(call say,LD,$@)
@@ -131,7 +141,7 @@ UNIT := $(BUILD)/unit/decide_test
 $(BUILD)/unit/decide_test: tests/unit/decide_test.c tools/decide.c tools/spread.c tools/decide.h tools/cli.h
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Itools -Ishim -o $@ tests/unit/decide_test.c \
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Itools -Ilib -o $@ tests/unit/decide_test.c \
 		tools/decide.c tools/spread.c
 
 # Hostile round 3's (issue 22): the shim-side findings, tests/hangs.bats and
@@ -263,17 +273,17 @@ test-sanitize:
 # the regression inputs in tests/fuzz/corpus (FUZZ_SECONDS, 600 by default).
 FUZZ_SECONDS ?= 600
 FUZZ_CC ?= clang
-$(BUILD)/fuzz_policy: tests/fuzz/fuzz_policy.c $(PURE_SRC) tools/io.c $(wildcard shim/*.h)
+$(BUILD)/fuzz_policy: tests/fuzz/fuzz_policy.c $(PURE_SRC) tools/io.c $(wildcard lib/*.h)
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
-		-Ishim -o $@ tests/fuzz/fuzz_policy.c $(PURE_SRC) tools/io.c
+		-Ilib -o $@ tests/fuzz/fuzz_policy.c $(PURE_SRC) tools/io.c
 
 # The dictionary: tests/fuzz/policy.dict and the action words of actions.h.
-$(BUILD)/policy.dict: tests/fuzz/policy.dict tests/fuzz/dict_actions.c $(PURE_SRC) tools/io.c $(wildcard shim/*.h)
+$(BUILD)/policy.dict: tests/fuzz/policy.dict tests/fuzz/dict_actions.c $(PURE_SRC) tools/io.c $(wildcard lib/*.h)
 	$(call say,GEN,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -D_GNU_SOURCE -Ishim -o $(BUILD)/dict_actions tests/fuzz/dict_actions.c $(PURE_SRC) tools/io.c
+	$(Q)$(CC) -D_GNU_SOURCE -Ilib -o $(BUILD)/dict_actions tests/fuzz/dict_actions.c $(PURE_SRC) tools/io.c
 	$(Q){ grep -v '^#' tests/fuzz/policy.dict; $(BUILD)/dict_actions; } >$@
 
 fuzz: $(BUILD)/fuzz_policy $(BUILD)/policy.dict

@@ -4,7 +4,7 @@
  * before our constructor: other libraries' constructors, jemalloc
  * initialising through mmap):
  *   1. glue_resolve() finds the next definition of each wrapped symbol
- *      (libc.c; dlsym may call calloc, which the bootstrap arena serves);
+ *      (glue.c; dlsym may call calloc, which the bootstrap arena serves);
  *   2. shim_init() reads the environment and the policy and hands each
  *      module its set-up.  Nothing here may allocate: it can run inside the
  *      allocator's own first mmap.  Things that allocate (pthread_atfork)

@@ -76,9 +76,9 @@ load helpers
 	[ -n "${PREFAULT_SANITIZER:-}" ] || [ "$output" = "$(readlink -f "$d/lib/prefault/libprefault.so")" ]
 }
 
-@test "the shim exports exactly the wrappers listed in shim/entries.h" {
+@test "the shim exports exactly the wrappers listed in shim/floor/entries.h" {
 	syms=$(nm -D --defined-only "$SHIM" | awk '$2 ~ /[TWiV]/ {print $3}' | sort | tr '\n' ' ')
-	listed=$(sed -n 's/.*X(\([a-z_0-9A-Z]*\)).*/&/p' "$BATS_TEST_DIRNAME/../shim/entries.h" | grep -o 'X([A-Za-z_0-9]*)' |
+	listed=$(sed -n 's/.*X(\([a-z_0-9A-Z]*\)).*/&/p' "$BATS_TEST_DIRNAME/../shim/floor/entries.h" | grep -o 'X([A-Za-z_0-9]*)' |
 		sed 's/X(\(.*\))/\1/' | sort | tr '\n' ' ')
 	echo "exported: $syms"
 	echo "listed:   $listed"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The shim's own cost per operation, held to a budget (issue 18).  Counts,
 # never timings: system calls from the report's ledger (shim.syscalls, every
-# call the shim makes, counted by kind in shim/libc.c), checked against
+# call the shim makes, counted by kind in shim/floor/glue.c), checked against
 # strace, and instructions from callgrind.  The cost of one operation is
 # the difference between a run of 2N operations and a run of N, so what
 # start-up and exit cost cancels out.  A change that adds a system call, a

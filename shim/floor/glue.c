@@ -1,4 +1,4 @@
-/* libc.c: the floor (see glue.h).  Calls only libc and the kernel. */
+/* glue.c: the floor (see glue.h).  Calls only libc and the kernel. */
 #include "glue.h"
 #include "io.h"
 #include <dlfcn.h>

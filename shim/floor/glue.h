@@ -1,5 +1,5 @@
 /* glue.h: the shim's one floor.  Everything that touches libc's internals or
- * makes a raw system call lives behind this header (libc.c); every other
+ * makes a raw system call lives behind this header (glue.c); every other
  * module reaches the kernel and the next definitions of our wrappers only
  * through it.  It calls nothing of the shim's own.
  *

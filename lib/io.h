@@ -1,6 +1,6 @@
 /* io.h: the few file calls of the modules the shim shares with the
  * command-line tool (policy_file.c, sbuf.c).  Each side links its own:
- * the shim's (libc.c) are its raw, counted system calls, which are never
+ * the shim's (shim/floor/glue.c) are its raw, counted system calls, which are never
  * cancellation points; the tool's (tools/io.c) are libc's.  Same contract
  * as the libc calls of the same names: -1 with errno on failure. */
 #ifndef PREFAULT_IO_H
