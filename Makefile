@@ -54,7 +54,7 @@ PURE_SRC := lib/policy.c lib/policy_file.c lib/glob.c lib/report_text.c lib/sbuf
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.c tools/cli_tune.c tools/cli_trial.c \
            tools/cli_bench.c tools/suggest.c tools/candidates.c tools/profile_run.c tools/profile_out.c tools/profile_data.c tools/compare.c \
            tools/decide.c tools/reports.c tools/json.c tools/child.c tools/proctree.c tools/cause.c tools/env.c tools/paths.c tools/progress.c \
-           tools/options.c tools/fmt.c tools/spread.c tools/io.c
+           tools/options.c tools/fmt.c tools/spread.c tools/libc_io.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
           $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
           $(BUILD)/probes/libcount.so $(BUILD)/probes/costprobe $(BUILD)/probes/libfwd.so
@@ -273,17 +273,17 @@ test-sanitize:
 # the regression inputs in tests/fuzz/corpus (FUZZ_SECONDS, 600 by default).
 FUZZ_SECONDS ?= 600
 FUZZ_CC ?= clang
-$(BUILD)/fuzz_policy: tests/fuzz/fuzz_policy.c $(PURE_SRC) tools/io.c $(wildcard lib/*.h)
+$(BUILD)/fuzz_policy: tests/fuzz/fuzz_policy.c $(PURE_SRC) tools/libc_io.c $(wildcard lib/*.h)
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
-		-Ilib -o $@ tests/fuzz/fuzz_policy.c $(PURE_SRC) tools/io.c
+		-Ilib -o $@ tests/fuzz/fuzz_policy.c $(PURE_SRC) tools/libc_io.c
 
 # The dictionary: tests/fuzz/policy.dict and the action words of actions.h.
-$(BUILD)/policy.dict: tests/fuzz/policy.dict tests/fuzz/dict_actions.c $(PURE_SRC) tools/io.c $(wildcard lib/*.h)
+$(BUILD)/policy.dict: tests/fuzz/policy.dict tests/fuzz/dict_actions.c $(PURE_SRC) tools/libc_io.c $(wildcard lib/*.h)
 	$(call say,GEN,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -D_GNU_SOURCE -Ilib -o $(BUILD)/dict_actions tests/fuzz/dict_actions.c $(PURE_SRC) tools/io.c
+	$(Q)$(CC) -D_GNU_SOURCE -Ilib -o $(BUILD)/dict_actions tests/fuzz/dict_actions.c $(PURE_SRC) tools/libc_io.c
 	$(Q){ grep -v '^#' tests/fuzz/policy.dict; $(BUILD)/dict_actions; } >$@
 
 fuzz: $(BUILD)/fuzz_policy $(BUILD)/policy.dict

@@ -7,38 +7,38 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int policy_file_read(const char *path, char *buf, size_t cap, size_t *len)
+int policy_file_read(const char *path, char *buf, size_t cap, size_t *len, const struct io *io)
 {
 	struct stat st;
 	size_t n = 0;
 	int fd, e;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer.  It is
 	 * refused below before anything is read. */
-	fd = io_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = io->open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return PFR_ERRNO;
-	if (io_fstat(fd, &st) != 0) {
+	if (io->fstat(fd, &st) != 0) {
 		e = errno;
-		io_close(fd);
+		io->close(fd);
 		errno = e;
 		return PFR_ERRNO;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		io_close(fd);
+		io->close(fd);
 		return PFR_NOT_REG;
 	}
 	for (;;) {
 		long r;
 		if (n == cap - 1) { /* full: one byte more than the limit was asked for */
-			io_close(fd);
+			io->close(fd);
 			return PFR_TOO_BIG;
 		}
-		r = io_read(fd, buf + n, cap - 1 - n);
+		r = io->read(fd, buf + n, cap - 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
 			e = errno;
-			io_close(fd);
+			io->close(fd);
 			errno = e;
 			return PFR_ERRNO;
 		}
@@ -46,11 +46,11 @@ int policy_file_read(const char *path, char *buf, size_t cap, size_t *len)
 			break;
 		n += (size_t)r;
 		if (n > POL_FILE_MAX) {
-			io_close(fd);
+			io->close(fd);
 			return PFR_TOO_BIG;
 		}
 	}
-	io_close(fd);
+	io->close(fd);
 	buf[n] = '\0';
 	*len = n;
 	return PFR_OK;

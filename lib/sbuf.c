@@ -12,18 +12,25 @@ void sb_init(struct sbuf *sb, char *buf, size_t cap, int fd)
 	sb->cap = cap;
 	sb->len = 0;
 	sb->fd = fd;
+	sb->io = NULL;
 	sb->trunc = 0;
 	sb->failed = 0;
 	sb->err = 0;
 }
 
+void sb_bind(struct sbuf *sb, int fd, const struct io *io)
+{
+	sb->fd = fd;
+	sb->io = io;
+}
+
 void sb_flush(struct sbuf *sb)
 {
 	size_t off = 0;
-	if (sb->fd < 0)
+	if (sb->fd < 0 || !sb->io)
 		return;
 	while (off < sb->len) {
-		long n = io_write(sb->fd, sb->buf + off, sb->len - off);
+		long n = sb->io->write(sb->fd, sb->buf + off, sb->len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {

@@ -18,12 +18,17 @@ struct sbuf {
 	char *buf;
 	size_t cap, len;
 	int fd;        /* -1: memory only */
+	const struct io *io; /* how fd is written (io.h) */
 	int trunc;     /* output was dropped */
 	int failed;    /* a write(2) failed */
 	int err;       /* its errno */
 };
 
+/* A buffer in memory (fd -1), or bound to fd, written out with io's write
+ * when full and at sb_flush. */
+struct io;
 void sb_init(struct sbuf *sb, char *buf, size_t cap, int fd);
+void sb_bind(struct sbuf *sb, int fd, const struct io *io);
 void sb_flush(struct sbuf *sb);
 const char *sb_cstr(struct sbuf *sb); /* NUL-terminates (memory buffers) */
 void sb_chr(struct sbuf *sb, char c);

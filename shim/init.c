@@ -40,7 +40,15 @@
 
 int shim_state;
 static struct policy g_pol;
-static int have_policy;
+/* The module's state, in one place (its tables stand apart). */
+static struct {
+	int have_policy;
+	int report_quiet; /* PREFAULT_REPORT_QUIET: the CLI collects; stay silent */
+	struct settings set; /* PREFAULT_*, read once (settings.h) */
+	int reported;
+	int may_wait; /* the report may wait for a lock (see shim_report) */
+	uint64_t fork_t0; /* when the last fork began: the child's start */
+} S;
 /* aligned(8): without it the compiler gives a large object 32-byte
  * alignment, and --sort-section=alignment would place it among the big
  * tables instead of on the page of small variables every process writes. */
@@ -48,12 +56,8 @@ static struct proc_info pinfo __attribute__((aligned(8)));
 static char policy_path[PATH_MAX];
 static const char *report_dest = "stderr"; /* template: "stderr", "none" or report_path */
 static char report_path[PATH_MAX];  /* (written only when the report goes to a file) */
-static int report_quiet;           /* PREFAULT_REPORT_QUIET: the CLI collects; stay silent */
 static char policy_text[POL_FILE_MAX + 2];
-static struct settings set; /* PREFAULT_*, read once (settings.h) */
 
-static int reported;
-static int may_wait; /* the report may wait for a lock (see shim_report) */
 /* One line on stderr (os_warn: only the stderr we started with), its parts
  * escaped: names and paths come from outside. */
 static void warn(const char *a, const char *b, const char *c, const char *d)
@@ -142,7 +146,7 @@ static int load_policy(const char *path)
 		return -1;
 	}
 	memcpy(policy_path, path, pl + 1);
-	r = policy_file_read(path, policy_text, sizeof policy_text, &n);
+	r = policy_file_read(path, policy_text, sizeof policy_text, &n, &glue_io);
 	if (r != PFR_OK) {
 		warn(path, ": cannot use the policy: ", policy_file_error(r), " (running the program without prefault)");
 		return -1;
@@ -198,7 +202,7 @@ static uint64_t compute_budget(void)
 	/* Default: half of what is free now.  An explicit budget is still capped
 	 * by the cgroup's room: going past memory.max gets the program killed. */
 	b = avail == UINT64_MAX ? UINT64_MAX : avail / 2;
-	if (have_policy && g_pol.has_budget)
+	if (S.have_policy && g_pol.has_budget)
 		b = g_pol.budget < room ? g_pol.budget : room;
 	return b;
 }
@@ -236,22 +240,22 @@ void shim_init(void)
 	start_counting();
 	prog = program_invocation_short_name;
 	copy_str(pinfo.program, sizeof pinfo.program, prog && *prog ? prog : "?");
-	settings_read(&set);
-	if ((pol = set.policy)) {
+	settings_read(&S.set);
+	if ((pol = S.set.policy)) {
 		if (load_policy(pol) < 0) { /* a bad policy: the program runs exactly as without us */
 			pass();
 			guard_leave(g);
 			return;
 		}
-		have_policy = 1;
+		S.have_policy = 1;
 		pinfo.policy_path = policy_path;
 	}
-	if (set.profile)
-		profile_init(set.profile);
-	report_quiet = set.report_quiet != NULL;
-	if ((rep = set.report))
+	if (S.set.profile)
+		profile_init(S.set.profile);
+	S.report_quiet = S.set.report_quiet != NULL;
+	if ((rep = S.set.report))
 		set_dest(rep);
-	else if (have_policy && g_pol.has_report)
+	else if (S.have_policy && g_pol.has_report)
 		set_dest(g_pol.report);
 	else
 		set_dest("stderr");
@@ -261,15 +265,15 @@ void shim_init(void)
 		 * caller globs (python3 is python3.11), and for the report. */
 		const char *exe_base;
 		int i, globs = 0;
-		for (i = 0; have_policy && i < g_pol.nrules; i++)
+		for (i = 0; S.have_policy && i < g_pol.nrules; i++)
 			globs |= g_pol.rules[i].nprogram || g_pol.rules[i].ncaller;
 		if (globs || profiling)
 			read_exe();
 		exe_base = strrchr(pinfo.exe, '/');
-		match_setup(have_policy ? &g_pol : NULL, pinfo.program, exe_base ? exe_base + 1 : pinfo.exe);
+		match_setup(S.have_policy ? &g_pol : NULL, pinfo.program, exe_base ? exe_base + 1 : pinfo.exe);
 	}
-	stack_setup(have_policy ? &g_pol : NULL);
-	pf_setup(have_policy ? &g_pol : NULL, profiling, &set);
+	stack_setup(S.have_policy ? &g_pol : NULL);
+	pf_setup(S.have_policy ? &g_pol : NULL, profiling, &S.set);
 	__atomic_store_n(&shim_state, SHIM_ON, __ATOMIC_RELEASE);
 	guard_leave(g);
 }
@@ -298,7 +302,6 @@ static void (*const atfork_hooks[])(int) = {
  * updated, leaves them alone: the shim is off there. */
 static TLS int fork_nested;
 
-static uint64_t fork_t0; /* when the last fork began: the child's start */
 
 static void atfork_prepare(void)
 {
@@ -307,7 +310,7 @@ static void atfork_prepare(void)
 	shim_guard++;
 	if (fork_nested)
 		return;
-	fork_t0 = os_now_ns();
+	S.fork_t0 = os_now_ns();
 	for (i = 0; i < NHOOKS; i++)
 		atfork_hooks[i](FORK_PREPARE);
 }
@@ -328,7 +331,7 @@ void shim_child_off(void)
 {
 	glue_atfork_child();
 	pf_off();
-	__atomic_store_n(&reported, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.reported, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&shim_state, SHIM_PASS, __ATOMIC_RELEASE);
 }
 
@@ -348,13 +351,13 @@ static void atfork_child(void)
 	for (i = NHOOKS - 1; i >= 0; i--)
 		atfork_hooks[i](FORK_CHILD);
 	shim_guard--;
-	__atomic_store_n(&reported, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.reported, 0, __ATOMIC_RELAXED);
 	/* The child's fault counts start from zero at fork (the kernel resets
 	 * them), and its clock from the prepare hook: no getrusage and no clock
 	 * read here, so a fork-and-exec child costs what it would without us. */
 	pinfo.pid = sys_getpid();
 	pinfo.ppid = sys_getppid();
-	pinfo.t0 = fork_t0;
+	pinfo.t0 = S.fork_t0;
 	pinfo.f0.minor = pinfo.f0.major = 0;
 }
 
@@ -370,7 +373,7 @@ static void report_to_file(void)
 	sb_template(&sb, report_dest, (uint64_t)sys_getpid(), pinfo.program);
 	sb_cstr(&sb);
 	if (sb.trunc || strlen(path) >= PATH_MAX) {
-		if (!report_quiet)
+		if (!S.report_quiet)
 			warn("cannot write the report: its path is too long ", at_most_path(), NULL, NULL);
 		return;
 	}
@@ -378,13 +381,13 @@ static void report_to_file(void)
 	json = n > 5 && !strcmp(path + n - 5, ".json");
 	fd = os_open_report(path);
 	if (fd < 0) {
-		if (!report_quiet)
+		if (!S.report_quiet)
 			warn("cannot write the report to ", path, ": ",
 			     errno == EEXIST ? "the file is there and is not a prefault report (left as it was)" :
 			                       report_errno_text(errno));
 		return;
 	}
-	if (report_write(fd, json, &pinfo, have_policy ? &g_pol : NULL, may_wait) != 0 && !report_quiet)
+	if (report_write(fd, json, &pinfo, S.have_policy ? &g_pol : NULL, S.may_wait) != 0 && !S.report_quiet)
 		warn("the report is incomplete: ", path, ": ", report_errno_text(errno));
 	sys_close(fd);
 }
@@ -398,14 +401,14 @@ void shim_report(void)
 	/* A vfork child shares our memory and must not write our report. */
 	if (sys_getpid() != pinfo.pid)
 		return;
-	if (__atomic_exchange_n(&reported, 1, __ATOMIC_ACQ_REL))
+	if (__atomic_exchange_n(&S.reported, 1, __ATOMIC_ACQ_REL))
 		return;
 	if (!strcmp(report_dest, "none") && !profiling)
 		return;
 	/* Called with this thread inside the shim: exit or _exit from a signal
 	 * handler that interrupted it.  A lock of ours may be held by the very
 	 * code the handler interrupted, so the report waits for none. */
-	may_wait = shim_guard == 0;
+	S.may_wait = shim_guard == 0;
 	g = guard_enter();
 	if (!pinfo.exe[0])
 		read_exe();
@@ -418,7 +421,7 @@ void shim_report(void)
 		 * closed it and opened a file in its place would find our report
 		 * in its data.  (prefault run collects the report instead.) */
 		if (os_stderr_same())
-			report_write(2, 0, &pinfo, have_policy ? &g_pol : NULL, may_wait);
+			report_write(2, 0, &pinfo, S.have_policy ? &g_pol : NULL, S.may_wait);
 	} else {
 		report_to_file();
 	}

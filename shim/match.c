@@ -36,13 +36,16 @@ struct object {
 	char name[OBJ_NAME];
 };
 static struct object objs[OBJ_MAX];
-static unsigned nobjs; /* published with release after the entry is filled */
-static spin_t obj_lock;
 /* argv[0] and /proc/self/exe basenames; aligned(8) keeps them on the page of
  * small variables (see the Makefile on --sort-section) */
 static char main_names[2][OBJ_NAME] __attribute__((aligned(8)));
-static unsigned long long seen_subs; /* dlpi_subs when the cache was last valid */
-static unsigned gen;
+/* The module's state, in one place (its tables beside it). */
+static struct {
+	spin_t obj_lock;
+	unsigned nobjs;               /* published with release after the entry is filled */
+	unsigned long long seen_subs; /* dlpi_subs when the cache was last valid */
+	unsigned generation;          /* of the objects seen since (a library unloaded ends one) */
+} S;
 
 /* Address -> object cache: one word per slot, (addr << 16) | (obj + 1). */
 #define CACHE_SLOTS 4096
@@ -61,17 +64,17 @@ static void check_unloads(void)
 {
 	unsigned long long subs = 0;
 	dl_iterate_phdr(subs_cb, &subs);
-	if (subs == __atomic_load_n(&seen_subs, __ATOMIC_ACQUIRE))
+	if (subs == __atomic_load_n(&S.seen_subs, __ATOMIC_ACQUIRE))
 		return;
-	spin_lock(&obj_lock);
-	if (subs != seen_subs) {
+	spin_lock(&S.obj_lock);
+	if (subs != S.seen_subs) {
 		size_t i;
 		for (i = 0; i < CACHE_SLOTS; i++)
 			__atomic_store_n(&cache[i], 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&gen, gen + 1, __ATOMIC_RELEASE);
-		__atomic_store_n(&seen_subs, subs, __ATOMIC_RELEASE);
+		__atomic_store_n(&S.generation, S.generation + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&S.seen_subs, subs, __ATOMIC_RELEASE);
 	}
-	spin_unlock(&obj_lock);
+	spin_unlock(&S.obj_lock);
 }
 
 static const char *base_name(const char *p)
@@ -144,7 +147,7 @@ static int object_of(const void *addr)
 	unsigned i, n, g;
 	int e = errno;
 	check_unloads();
-	g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+	g = __atomic_load_n(&S.generation, __ATOMIC_ACQUIRE);
 	v = __atomic_load_n(&cache[slot], __ATOMIC_ACQUIRE);
 	if (a < (1ull << 48) && v && (v >> 16) == a)
 		return (int)(v & 0xffff) - 1;
@@ -154,12 +157,12 @@ static int object_of(const void *addr)
 		return -1;
 	}
 	errno = e;
-	n = __atomic_load_n(&nobjs, __ATOMIC_ACQUIRE);
+	n = __atomic_load_n(&S.nobjs, __ATOMIC_ACQUIRE);
 	for (i = 0; i < n; i++)
 		if (objs[i].base == (uintptr_t)info.dli_fbase && objs[i].gen == g)
 			goto found;
-	spin_lock(&obj_lock);
-	n = nobjs;
+	spin_lock(&S.obj_lock);
+	n = S.nobjs;
 	for (i = 0; i < n; i++)
 		if (objs[i].base == (uintptr_t)info.dli_fbase && objs[i].gen == g)
 			break;
@@ -167,7 +170,7 @@ static int object_of(const void *addr)
 		const char *fname = info.dli_fname ? info.dli_fname : "";
 		int is_main = !fname[0] || !strcmp(fname, program_invocation_name);
 		if (n == OBJ_MAX) {
-			spin_unlock(&obj_lock);
+			spin_unlock(&S.obj_lock);
 			stats_note(N_OBJECTS);
 			return -1;
 		}
@@ -182,9 +185,9 @@ static int object_of(const void *addr)
 			copy_name(objs[i].name, base_name(fname));
 			objs[i].mask = mask_for(objs[i].name, NULL);
 		}
-		__atomic_store_n(&nobjs, n + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&S.nobjs, n + 1, __ATOMIC_RELEASE);
 	}
-	spin_unlock(&obj_lock);
+	spin_unlock(&S.obj_lock);
 found:
 	if (a < (1ull << 48))
 		__atomic_store_n(&cache[slot], (a << 16) | (i + 1), __ATOMIC_RELEASE);
@@ -260,9 +263,9 @@ int match_request(const struct request *rq)
 void match_atfork(int who)
 {
 	if (who == FORK_PREPARE)
-		spin_lock(&obj_lock);
+		spin_lock(&S.obj_lock);
 	else if (who == FORK_PARENT)
-		spin_unlock(&obj_lock);
+		spin_unlock(&S.obj_lock);
 	else
-		spin_init(&obj_lock);
+		spin_init(&S.obj_lock);
 }

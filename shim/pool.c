@@ -23,39 +23,42 @@
 
 struct slice { uintptr_t s, e; };
 
-static int busy;               /* a batch is in progress */
-static int nhelpers;           /* running helpers */
-static uint32_t go;            /* futex: bumped to start a batch */
-static uint32_t left;          /* futex: slices not finished */
+/* The module's state, in one place (its tables stand apart). */
+static struct {
+	int busy; /* a batch is in progress */
+	int nhelpers; /* running helpers */
+	uint32_t go; /* futex: bumped to start a batch */
+	uint32_t left; /* futex: slices not finished */
+	uint64_t claims;
+	struct slice slices[MAX_HELPERS + 1];
+	int batch_advice;
+	uint64_t batch_faults; /* helpers' faults, added before they finish a slice */
+} S;
 /* Claims: one word, (generation << 32) | (next << 16) | count, so a helper
  * still finishing an old batch can never take a slice of a new one without
  * seeing its count. */
-static uint64_t claims;
-static struct slice slices[MAX_HELPERS + 1];
-static int batch_advice;
-static uint64_t batch_faults;  /* helpers' faults, added before they finish a slice */
 
 /* Take and do slices until none are left; returns -1 if any madvise failed. */
 static int drain(int helper)
 {
 	int r = 0;
 	for (;;) {
-		uint64_t c = __atomic_load_n(&claims, __ATOMIC_ACQUIRE);
+		uint64_t c = __atomic_load_n(&S.claims, __ATOMIC_ACQUIRE);
 		unsigned next = (unsigned)(c >> 16) & 0xffff, n = (unsigned)c & 0xffff;
 		struct meter m;
 		struct faults f;
 		if (next >= n)
 			return r;
-		if (!__atomic_compare_exchange_n(&claims, &c, c + (1u << 16), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (!__atomic_compare_exchange_n(&S.claims, &c, c + (1u << 16), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
 		meter_start(&m, 1);
-		if (sys_madvise((void *)slices[next].s, slices[next].e - slices[next].s, batch_advice) != 0)
+		if (sys_madvise((void *)S.slices[next].s, S.slices[next].e - S.slices[next].s, S.batch_advice) != 0)
 			r = -1;
 		meter_read(&m, &f, NULL);
 		if (helper) /* the caller's own faults are counted by its caller */
-			__atomic_fetch_add(&batch_faults, f.minor + f.major, __ATOMIC_RELAXED);
-		if (__atomic_sub_fetch(&left, 1, __ATOMIC_ACQ_REL) == 0)
-			glue_wake(&left);
+			__atomic_fetch_add(&S.batch_faults, f.minor + f.major, __ATOMIC_RELAXED);
+		if (__atomic_sub_fetch(&S.left, 1, __ATOMIC_ACQ_REL) == 0)
+			glue_wake(&S.left);
 	}
 }
 
@@ -63,18 +66,18 @@ static void *helper_main(void *arg)
 {
 	uint32_t seen = (uint32_t)(uintptr_t)arg;
 	for (;;) {
-		uint32_t now = __atomic_load_n(&go, __ATOMIC_ACQUIRE);
+		uint32_t now = __atomic_load_n(&S.go, __ATOMIC_ACQUIRE);
 		if (glue_leaving())
 			break;
 		if (now == seen) {
-			if (glue_wait(&go, seen, IDLE_NS) < 0 && __atomic_load_n(&go, __ATOMIC_ACQUIRE) == seen)
+			if (glue_wait(&S.go, seen, IDLE_NS) < 0 && __atomic_load_n(&S.go, __ATOMIC_ACQUIRE) == seen)
 				break; /* idle */
 			continue;
 		}
 		seen = now;
 		drain(1);
 	}
-	__atomic_sub_fetch(&nhelpers, 1, __ATOMIC_ACQ_REL);
+	__atomic_sub_fetch(&S.nhelpers, 1, __ATOMIC_ACQ_REL);
 	return NULL;
 }
 
@@ -91,42 +94,42 @@ int pool_populate(uintptr_t start, size_t len, int advice, unsigned threads, uin
 		n = (unsigned)(len / PER_THREAD);
 	if (n > MAX_HELPERS + 1)
 		n = MAX_HELPERS + 1;
-	if (n <= 1 || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+	if (n <= 1 || __atomic_exchange_n(&S.busy, 1, __ATOMIC_ACQUIRE))
 		return sys_madvise((void *)start, len, advice);
 	/* A new helper must not take the batch about to be published for an
 	 * old one: it starts from the current generation. */
-	glue_spawn_upto(&nhelpers, (int)n - 1, helper_main, (void *)(uintptr_t)__atomic_load_n(&go, __ATOMIC_ACQUIRE),
-	                STACK, &go);
+	glue_spawn_upto(&S.nhelpers, (int)n - 1, helper_main, (void *)(uintptr_t)__atomic_load_n(&S.go, __ATOMIC_ACQUIRE),
+	                STACK, &S.go);
 	per = (len / n + HPAGE_SIZE - 1) & ~(size_t)(HPAGE_SIZE - 1);
 	for (i = 0, s = start; i < n && s < start + len; i++, s += per) {
-		slices[i].s = s;
-		slices[i].e = s + per < start + len ? s + per : start + len;
+		S.slices[i].s = s;
+		S.slices[i].e = s + per < start + len ? s + per : start + len;
 	}
-	batch_advice = advice;
-	__atomic_store_n(&batch_faults, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&left, i, __ATOMIC_RELEASE);
-	gen = (__atomic_load_n(&claims, __ATOMIC_RELAXED) >> 32) + 1;
-	__atomic_store_n(&claims, (gen << 32) | i, __ATOMIC_RELEASE); /* publishes the slices */
-	__atomic_fetch_add(&go, 1, __ATOMIC_RELEASE);
-	glue_wake(&go);
+	S.batch_advice = advice;
+	__atomic_store_n(&S.batch_faults, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.left, i, __ATOMIC_RELEASE);
+	gen = (__atomic_load_n(&S.claims, __ATOMIC_RELAXED) >> 32) + 1;
+	__atomic_store_n(&S.claims, (gen << 32) | i, __ATOMIC_RELEASE); /* publishes the slices */
+	__atomic_fetch_add(&S.go, 1, __ATOMIC_RELEASE);
+	glue_wake(&S.go);
 	/* The caller takes slices too: if every helper has left (idle, or
 	 * quiesced), it simply does them all itself. */
 	r = drain(0);
 	for (;;) { /* wait for the helpers' slices */
-		uint32_t l = __atomic_load_n(&left, __ATOMIC_ACQUIRE);
+		uint32_t l = __atomic_load_n(&S.left, __ATOMIC_ACQUIRE);
 		if (l == 0)
 			break;
-		glue_wait(&left, l, 0);
+		glue_wait(&S.left, l, 0);
 	}
-	*helper_faults += __atomic_load_n(&batch_faults, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	*helper_faults += __atomic_load_n(&S.batch_faults, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&S.busy, 0, __ATOMIC_RELEASE);
 	return r;
 }
 
 void pool_atfork(int who)
 {
 	if (who == FORK_CHILD) {
-		nhelpers = 0;
-		busy = 0;
+		S.nhelpers = 0;
+		S.busy = 0;
 	}
 }

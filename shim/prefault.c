@@ -25,12 +25,18 @@
 
 size_t pf_block_min; /* 0: every block goes to pf_block until start-up is done */
 static const struct policy *pol;
-static int populate_ok = 1;   /* MADV_POPULATE_* works on this kernel */
-static int thp_ok = 1;        /* transparent huge pages can be had */
-static int profile_on;
-static int locked_all;        /* the policy's mlockall is in force */
-static int program_locks_all; /* the program called mlockall itself */
-static int recyclers;         /* the policy has a recycle rule */
+/* The module's state, in one place (its tables stand apart). */
+static struct {
+	int populate_ok; /* MADV_POPULATE_* works on this kernel */
+	int thp_ok; /* transparent huge pages can be had */
+	int profile_on;
+	int locked_all; /* the policy's mlockall is in force */
+	int program_locks_all; /* the program called mlockall itself */
+	int recyclers; /* the policy has a recycle rule */
+	spin_t plock;
+	int nplocks;
+	int plocks_overflow;
+} S = { .populate_ok = 1, .thp_ok = 1 };
 
 static int mlockall_give_way(void);
 
@@ -91,7 +97,7 @@ static void apply_mlockall(int flags)
 		if (f)
 			sc_note(SC_mlockall);
 		if ((f ? f(flags) : (int)sys_n(SC_mlockall, flags, 0, 0, 0, 0, 0)) == 0)
-			locked_all = flags;
+			S.locked_all = flags;
 		else
 			stats_note(N_MLOCK_FAILED);
 	}
@@ -104,18 +110,18 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 	unsigned all = 0;
 	uint64_t min_block = UINT64_MAX;
 	pol = p;
-	profile_on = profile;
+	S.profile_on = profile;
 	for (i = 0; p && i < p->nrules; i++)
 		all |= p->rules[i].actions;
 	worker_setup(p ? p->workers : 1, set->bg_strategy && !strcmp(set->bg_strategy, "trail") ? BG_TRAIL : BG_LEAP);
 	recycle_setup(p);
 	if (all & A_RECYCLE) {
-		recyclers = 1;
+		S.recyclers = 1;
 		read_limits();
 	}
 	if (all & A_HUGEPAGE) {
-		thp_ok = thp_available();
-		if (!thp_ok)
+		S.thp_ok = thp_available();
+		if (!S.thp_ok)
 			stats_note(N_NO_THP);
 	}
 	if (match_min_size[1] < min_block)
@@ -132,14 +138,14 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 		return;
 	/* For the tests of the fallback path on kernels that have the real thing. */
 	if (set->test_no_populate) {
-		populate_ok = 0;
+		S.populate_ok = 0;
 		return;
 	}
 	/* Probe once rather than guess from the kernel version: backports and
 	 * seccomp filters both make version numbers lie. */
 	m = sys_mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m != MAP_FAILED) {
-		populate_ok = sys_madvise(m, page_size, MADV_POPULATE_WRITE) == 0;
+		S.populate_ok = sys_madvise(m, page_size, MADV_POPULATE_WRITE) == 0;
 		sys_munmap(m, page_size);
 	}
 }
@@ -161,12 +167,12 @@ struct plan {
 	int recyclable;        /* a recycle rule on a plain writable anonymous private request */
 	size_t recycled_resident; /* pages of a reused region already resident, or ~0 if fresh */
 	int timed;
-	int counted;           /* faults known without the meter: see plan() */
+	int counted;           /* faults known without the meter: see plan_request() */
 	struct meter m;
 };
 
 /* The one place a plan is made, for mmap requests and malloc blocks alike. */
-static void plan(const struct request *rq, int rule, struct plan *pl)
+static void plan_request(const struct request *rq, int rule, struct plan *pl)
 {
 	int anon_private = (rq->mk & (MK_ANON | MK_PRIVATE)) == (MK_ANON | MK_PRIVATE);
 	int placeable = rq->call == CALL_MMAP && anon_private && !(rq->mk & MK_FIXED) && !rq->hint &&
@@ -188,11 +194,11 @@ static void plan(const struct request *rq, int rule, struct plan *pl)
 	 * zeroed), locked ones (they would hold the program's RLIMIT_MEMLOCK
 	 * after it unmapped them), or any while the program locks everything. */
 	pl->recyclable = (pl->actions & A_RECYCLE) && placeable && (rq->prot & PROT_WRITE) &&
-	                 !(rq->flags & MAP_LOCKED) && !program_locks_all;
+	                 !(rq->flags & MAP_LOCKED) && !S.program_locks_all;
 	/* Huge pages need a 2 MiB-aligned range: place the mapping ourselves
 	 * when the program left the address to the kernel (never hugetlbfs:
 	 * its mappings are huge already, and the slack could not be trimmed). */
-	pl->align_huge = (pl->actions & A_HUGEPAGE) && placeable && thp_ok && rq->len >= HPAGE_SIZE;
+	pl->align_huge = (pl->actions & A_HUGEPAGE) && placeable && S.thp_ok && rq->len >= HPAGE_SIZE;
 	if ((pl->actions & A_MAP_POPULATE) && rq->call == CALL_MMAP && !(rq->pk & PK_NONE)) {
 		if (!budget_reserve(rq->len)) {
 			st_add(&g_stats.rules[rule].skip_budget, 1);
@@ -263,7 +269,7 @@ static int populate(const struct pol_rule *r, struct figs_rule *rs, void *p, siz
                     uint64_t *helper_faults)
 {
 	int advice = write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ, rc;
-	if (!populate_ok) {
+	if (!S.populate_ok) {
 		if (stats_note(N_NO_POPULATE))
 			os_warn(fallback_msg);
 		touch_pages(p, len, write);
@@ -336,7 +342,7 @@ static void step_charge(struct act *x)
 static void step_lock(struct act *x)
 {
 	/* Locked by the program already (MAP_LOCKED, mlockall): not ours. */
-	if (!(x->a & A_LOCK) || (x->rq->flags & MAP_LOCKED) || program_locks_all)
+	if (!(x->a & A_LOCK) || (x->rq->flags & MAP_LOCKED) || S.program_locks_all)
 		return;
 	if (lock_ours(x->start, x->len) == 0) {
 		x->rflags |= RF_LOCKED;
@@ -360,9 +366,9 @@ static void step_queue(struct act *x)
 {
 	if (!(x->a & A_BACKGROUND))
 		return;
-	if (populate_ok && worker_enqueue((uintptr_t)x->start, x->len, x->pl->rule, x->r->chunk,
+	if (S.populate_ok && worker_enqueue((uintptr_t)x->start, x->len, x->pl->rule, x->r->chunk,
 	                                  x->pl->write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ,
-	                                  (x->a & A_HUGEPAGE) && thp_ok) == 0) {
+	                                  (x->a & A_HUGEPAGE) && S.thp_ok) == 0) {
 		x->queued = 1;
 	} else {
 		st_add(&x->rs->skip_queue, 1);
@@ -425,12 +431,12 @@ static void step_account(struct act *x)
 	}
 	st_add(&x->rs->ns, ns);
 	stats_prefault_faults(x->rs, f.minor, f.major);
-	if ((x->a & A_HUGEPAGE) && x->len >= HPAGE_SIZE && !thp_ok && (x->rq->mk & MK_ANON)) {
+	if ((x->a & A_HUGEPAGE) && x->len >= HPAGE_SIZE && !S.thp_ok && (x->rq->mk & MK_ANON)) {
 		st_add(&x->rs->small_fallbacks, 1);
 	} else if (x->resident && (x->a & A_HUGEPAGE) && x->len >= HPAGE_SIZE && !(x->rq->flags & MAP_HUGETLB)) {
 		uint64_t before = st_get(&x->rs->huge_bytes);
 		stats_count_huge(x->rs, x->len, f.minor + x->helper_faults);
-		if (st_get(&x->rs->huge_bytes) == before && thp_ok) {
+		if (st_get(&x->rs->huge_bytes) == before && S.thp_ok) {
 			st_add(&x->rs->small_fallbacks, 1);
 			stats_note(N_THP_FALLBACK);
 		}
@@ -490,7 +496,7 @@ int pf_give_way(void)
 {
 	struct guard g;
 	int gave = 0;
-	if (!recycle_any() && !regions_any_locked() && !__atomic_load_n(&locked_all, __ATOMIC_RELAXED))
+	if (!recycle_any() && !regions_any_locked() && !__atomic_load_n(&S.locked_all, __ATOMIC_RELAXED))
 		return 0;
 	g = guard_enter();
 	if (recycle_any()) {
@@ -556,7 +562,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	match_classify_mmap(&rq, prot, flags, fd);
 	if (len >= match_min_size[0])
 		rule = match_request(&rq);
-	plan(&rq, rule, &pl);
+	plan_request(&rq, rule, &pl);
 	if (flags & MAP_FIXED) /* whatever was there goes away */
 		unmapped(addr, PAGE_UP(len));
 	if (addr) /* a hint, MAP_FIXED or MAP_FIXED_NOREPLACE: the range must look as it would without us */
@@ -573,7 +579,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	 * lock) a reservation whole at once: an 8 GiB sparse table would take
 	 * 8 GiB.  Around this one call, future mappings are locked as they are
 	 * touched instead (the program's own mlockall is left as it is). */
-	lazy = p == MAP_FAILED && (flags & MAP_NORESERVE) && (locked_all & MCL_FUTURE) && !program_locks_all;
+	lazy = p == MAP_FAILED && (flags & MAP_NORESERVE) && (S.locked_all & MCL_FUTURE) && !S.program_locks_all;
 	if (lazy)
 		sys_n(SC_mlockall, MCL_FUTURE | MCL_ONFAULT, 0, 0, 0, 0, 0);
 	guard_leave(g);
@@ -592,7 +598,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		} else {
 			stats_unmatched(0, len);
 		}
-		if (unlikely(profile_on))
+		if (unlikely(S.profile_on))
 			profile_map((uintptr_t)p, PAGE_UP(len), CALL_MMAP, ret, rq.mk, rq.pk);
 	}
 	guard_leave(g);
@@ -612,14 +618,14 @@ int pf_munmap(void *addr, size_t len)
 	 * may get it, and its tracking must not be the one we drop. */
 	g = guard_enter();
 	stats_call(E_munmap);
-	if (unlikely(profile_on))
+	if (unlikely(S.profile_on))
 		profile_unmap((uintptr_t)addr, len);
 	/* A tracked region is the program's, and no kept region lies in it:
 	 * kept ones are taken out of the table and put back only when reused. */
 	if (regions_take_exact((uintptr_t)addr, len, &r)) {
 		worker_cancel((uintptr_t)addr, len);
 		budget_release(r.charged);
-		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) && !program_locks_all)
+		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) && !S.program_locks_all)
 			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags, (r.flags & RF_FULL) != 0);
 	} else {
 		recycle_release_range((uintptr_t)addr, len); /* kept regions inside: the kernel would unmap them */
@@ -637,7 +643,7 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	void *r;
 	struct guard g = guard_enter();
 	stats_call(E_mremap);
-	if (unlikely(profile_on))
+	if (unlikely(S.profile_on))
 		profile_unmap((uintptr_t)old, PAGE_UP(oldlen));
 	if (oldlen > SIZE_MAX - HPAGE_SIZE || newlen > SIZE_MAX - HPAGE_SIZE) { /* the kernel refuses it */
 		guard_leave(g);
@@ -658,7 +664,7 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	}
 	guard_leave(g);
 	r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
-	if (unlikely(profile_on) && r != MAP_FAILED) {
+	if (unlikely(S.profile_on) && r != MAP_FAILED) {
 		g = guard_enter();
 		profile_map((uintptr_t)r, PAGE_UP(newlen), CALL_MMAP, ret, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
 		guard_leave(g);
@@ -703,36 +709,34 @@ void pf_reprotect(void *addr, size_t len)
  * force, only these keep madvise's EINVAL).  Past LOCKS_MAX, the program
  * is taken to lock everything it cares about. */
 #define LOCKS_MAX 64
-static spin_t plock;
 static uintptr_t plocks[LOCKS_MAX][2];
-static int nplocks, plocks_overflow;
 
 static void program_locked(uintptr_t s, uintptr_t e)
 {
-	spin_lock(&plock);
-	if (nplocks < LOCKS_MAX) {
-		plocks[nplocks][0] = s;
-		plocks[nplocks][1] = e;
-		nplocks++;
+	spin_lock(&S.plock);
+	if (S.nplocks < LOCKS_MAX) {
+		plocks[S.nplocks][0] = s;
+		plocks[S.nplocks][1] = e;
+		S.nplocks++;
 	} else {
-		plocks_overflow = 1;
+		S.plocks_overflow = 1;
 	}
-	spin_unlock(&plock);
+	spin_unlock(&S.plock);
 }
 
 static void program_unlocked(uintptr_t s, uintptr_t e)
 {
 	int i;
-	spin_lock(&plock);
-	for (i = 0; i < nplocks; i++) {
+	spin_lock(&S.plock);
+	for (i = 0; i < S.nplocks; i++) {
 		if (plocks[i][0] >= s && plocks[i][1] <= e) {
-			plocks[i][0] = plocks[nplocks - 1][0];
-			plocks[i][1] = plocks[nplocks - 1][1];
-			nplocks--;
+			plocks[i][0] = plocks[S.nplocks - 1][0];
+			plocks[i][1] = plocks[S.nplocks - 1][1];
+			S.nplocks--;
 			i--;
 		}
 	}
-	spin_unlock(&plock);
+	spin_unlock(&S.plock);
 }
 
 /* Under the policy's mlockall: apply fn to the parts of [s, e) that the
@@ -740,15 +744,15 @@ static void program_unlocked(uintptr_t s, uintptr_t e)
 static void for_not_program(uintptr_t s, uintptr_t e, int (*fn)(const void *, size_t))
 {
 	uintptr_t cur = s;
-	spin_lock(&plock);
-	if (program_locks_all || plocks_overflow) {
-		spin_unlock(&plock);
+	spin_lock(&S.plock);
+	if (S.program_locks_all || S.plocks_overflow) {
+		spin_unlock(&S.plock);
 		return;
 	}
 	while (cur < e) {
 		uintptr_t next = e, skip_to = 0;
 		int i;
-		for (i = 0; i < nplocks; i++) { /* the nearest program lock at or after cur */
+		for (i = 0; i < S.nplocks; i++) { /* the nearest program lock at or after cur */
 			if (plocks[i][1] <= cur || plocks[i][0] >= next)
 				continue;
 			if (plocks[i][0] <= cur) {
@@ -761,12 +765,12 @@ static void for_not_program(uintptr_t s, uintptr_t e, int (*fn)(const void *, si
 			cur = skip_to;
 			continue;
 		}
-		spin_unlock(&plock);
+		spin_unlock(&S.plock);
 		fn((void *)cur, next - cur);
-		spin_lock(&plock);
+		spin_lock(&S.plock);
 		cur = next;
 	}
-	spin_unlock(&plock);
+	spin_unlock(&S.plock);
 }
 
 /* Locked again, but nothing faulted in: pages are locked as the program
@@ -792,19 +796,19 @@ static void relock_not_program(uintptr_t s, uintptr_t e) { for_not_program(s, e,
 static int mlockall_give_way(void)
 {
 	int i;
-	if (!__atomic_load_n(&locked_all, __ATOMIC_RELAXED) || program_locks_all)
+	if (!__atomic_load_n(&S.locked_all, __ATOMIC_RELAXED) || S.program_locks_all)
 		return 0;
 	sys_n(SC_munlockall, 0, 0, 0, 0, 0, 0);
-	__atomic_store_n(&locked_all, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.locked_all, 0, __ATOMIC_RELAXED);
 	regions_disown_locks(); /* (munlockall undid the shim's lock rules too) */
-	spin_lock(&plock);
-	for (i = 0; i < nplocks; i++) {
+	spin_lock(&S.plock);
+	for (i = 0; i < S.nplocks; i++) {
 		uintptr_t s = plocks[i][0], e = plocks[i][1];
-		spin_unlock(&plock);
+		spin_unlock(&S.plock);
 		sys_mlock((void *)s, e - s);
-		spin_lock(&plock);
+		spin_lock(&S.plock);
 	}
-	spin_unlock(&plock);
+	spin_unlock(&S.plock);
 	stats_note(N_MLOCKALL_YIELDED);
 	return 1;
 }
@@ -815,7 +819,7 @@ static int mlockall_give_way(void)
 void pf_privileges(void)
 {
 	struct guard g;
-	if (!__atomic_load_n(&locked_all, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&S.locked_all, __ATOMIC_RELAXED))
 		return;
 	g = guard_enter();
 	if (!lock_unlimited())
@@ -848,11 +852,11 @@ int pf_madvise(void *addr, size_t len, int advice)
 		worker_cancel(s, e - s);
 		regions_uncharge(s, e - s);
 		regions_clear_flag(s, e - s, RF_FULL);
-		if (!program_locks_all) {
+		if (!S.program_locks_all) {
 			n = regions_locked_in(s, e - s, ours, PIECES);
 			for (i = 0; i < n; i++)
 				unlock_ours((void *)ours[i][0], ours[i][1] - ours[i][0]);
-			if (locked_all)
+			if (S.locked_all)
 				unlock_not_program(s, e);
 		}
 	} else if (advice == MADV_PAGEOUT) {
@@ -865,12 +869,12 @@ int pf_madvise(void *addr, size_t len, int advice)
 	}
 	guard_leave(g);
 	rc = f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
-	if (drop && (n || locked_all) && !program_locks_all) {
+	if (drop && (n || S.locked_all) && !S.program_locks_all) {
 		g = guard_enter();
 		for (i = 0; i < n; i++)
 			if (lock_ours((void *)ours[i][0], ours[i][1] - ours[i][0]) != 0)
 				regions_clear_flag(ours[i][0], ours[i][1] - ours[i][0], RF_LOCKED);
-		if (locked_all)
+		if (S.locked_all)
 			relock_not_program(s, e);
 		stats_note(N_LOCK_YIELDED);
 		guard_leave(g);
@@ -963,7 +967,7 @@ int pf_mlockall(int flags)
 	}
 	if (rc == 0) {
 		/* Every lock is the program's now: none is the shim's to undo. */
-		program_locks_all = 1;
+		S.program_locks_all = 1;
 		regions_disown_locks();
 	}
 	guard_leave(g);
@@ -978,12 +982,12 @@ int pf_munlockall(void)
 	stats_call(E_munlockall);
 	if (rc == 0) {
 		regions_unlock(0, 0); /* nothing is locked now: forget that we had */
-		locked_all = 0;
-		program_locks_all = 0;
-		spin_lock(&plock);
-		nplocks = 0;
-		plocks_overflow = 0;
-		spin_unlock(&plock);
+		S.locked_all = 0;
+		S.program_locks_all = 0;
+		spin_lock(&S.plock);
+		S.nplocks = 0;
+		S.plocks_overflow = 0;
+		spin_unlock(&S.plock);
 	}
 	guard_leave(g);
 	return rc;
@@ -1004,7 +1008,7 @@ void pf_limit(int resource, int done)
 	 * while it is set: recycle.c). */
 	if (!done)
 		recycle_flush();
-	else if (recyclers)
+	else if (S.recyclers)
 		read_limits();
 	guard_leave(g);
 }
@@ -1071,7 +1075,7 @@ void pf_uffd(void *addr, size_t len, int missing)
 		n = regions_with(s, e - s, RF_MADE, got, PIECES);
 		for (i = 0; i < n; i++) {
 			uintptr_t lo = got[i][0] > s ? got[i][0] : s, hi = got[i][1] < e ? got[i][1] : e;
-			drop_locked = (got[i][2] & RF_LOCKED) || (locked_all && !program_locks_all);
+			drop_locked = (got[i][2] & RF_LOCKED) || (S.locked_all && !S.program_locks_all);
 			for_not_program(lo, hi, drop_zero_pages);
 		}
 		regions_clear_flag(s, e - s, RF_MADE | RF_FULL);
@@ -1084,20 +1088,20 @@ void pf_uffd(void *addr, size_t len, int missing)
 void pf_atfork(int who)
 {
 	if (who == FORK_PREPARE) {
-		spin_lock(&plock);
+		spin_lock(&S.plock);
 		return;
 	}
 	if (who == FORK_PARENT) {
-		spin_unlock(&plock);
+		spin_unlock(&S.plock);
 		return;
 	}
 	/* Neither mlockall nor mlock is inherited: in the child nothing is
 	 * locked, by the program or by us (regions.c clears RF_LOCKED). */
-	spin_init(&plock);
-	locked_all = 0;
-	program_locks_all = 0;
-	nplocks = 0;
-	plocks_overflow = 0;
+	spin_init(&S.plock);
+	S.locked_all = 0;
+	S.program_locks_all = 0;
+	S.nplocks = 0;
+	S.plocks_overflow = 0;
 }
 
 /* ---- the malloc family ---- */
@@ -1111,7 +1115,7 @@ void pf_block(enum entry e, void *p, size_t size, const void *ret)
 	if (size < stats_malloc_from)
 		return; /* (a block from before start-up was done: not watched) */
 	stats_call(e);
-	if (unlikely(profile_on))
+	if (unlikely(S.profile_on))
 		profile_block(p, size, ret);
 	if (size < match_min_size[1]) {
 		stats_unmatched(1, size);
@@ -1124,7 +1128,7 @@ void pf_block(enum entry e, void *p, size_t size, const void *ret)
 		return;
 	}
 	stats_count_request(&g_stats.rules[rule], size);
-	plan(&rq, rule, &pl);
+	plan_request(&rq, rule, &pl);
 	/* Act on the page-aligned interior: the edges share pages with other
 	 * blocks. */
 	s = PAGE_UP((uintptr_t)p);
@@ -1135,12 +1139,12 @@ void pf_block(enum entry e, void *p, size_t size, const void *ret)
 void pf_free(void *p)
 {
 	struct region r;
-	if (unlikely(profile_on))
+	if (unlikely(S.profile_on))
 		profile_free(p);
 	if (!blocks_take(p, &r))
 		return;
 	worker_cancel(r.start, r.end - r.start);
-	if ((r.flags & RF_LOCKED) && !program_locks_all)
+	if ((r.flags & RF_LOCKED) && !S.program_locks_all)
 		unlock_ours((void *)r.start, r.end - r.start);
 	budget_release(r.charged);
 }

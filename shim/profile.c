@@ -110,7 +110,8 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, const stru
 		spin_unlock(&drain_lock);
 		return;
 	}
-	sb_init(&sb, buf, sizeof buf, fd);
+	sb_init(&sb, buf, sizeof buf, -1);
+	sb_bind(&sb, fd, &glue_io);
 	sb_str(&sb, "prefault-profile\t2\nprocess\t");
 	sb_u64(&sb, (uint64_t)my_pid);
 	profile_tab_u64(&sb, (uint64_t)ppid);

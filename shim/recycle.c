@@ -87,16 +87,29 @@ struct kclass {
 	struct kclass *next; /* in its bucket */
 };
 
-static spin_t klock;
-static struct rtree tree;
-static struct slab kslab = { sizeof(struct kept), NULL, NULL, NULL, 0 };
-static struct slab cslab = { sizeof(struct kclass), NULL, NULL, NULL, 0 };
+/* The module's state, in one place (its tables stand apart). */
+static struct {
+	spin_t klock;
+	struct rtree tree;
+	struct slab kslab;
+	struct slab cslab;
+	size_t nkept; /* read without the lock */
+	uint64_t kept_total;
+	uint64_t cache_max; /* all rules together */
+	uint64_t last_check;
+	int swap_on;
+	int was_short;
+	int tight;
+	int limited;
+} S = {
+	.kslab = { sizeof(struct kept), NULL, NULL, NULL, 0 },
+	.cslab = { sizeof(struct kclass), NULL, NULL, NULL, 0 },
+	.swap_on = -1,
+};
 static struct kclass *buckets[BUCKETS];
-static size_t nkept; /* read without the lock */
-static uint64_t kept_bytes[POL_MAX_RULES], kept_total;
-static uint64_t rule_max[POL_MAX_RULES], cache_max; /* per rule, and all rules together */
-static uint64_t last_check;
-static int swap_on = -1, was_short, tight, limited;
+/* Tables, apart from the state above (their pages are touched only when
+ * used): per rule, the bytes kept and the most it may keep. */
+static uint64_t kept_bytes[POL_MAX_RULES], rule_max[POL_MAX_RULES];
 
 void recycle_setup(const struct policy *pol)
 {
@@ -104,15 +117,15 @@ void recycle_setup(const struct policy *pol)
 	for (i = 0; pol && i < pol->nrules; i++) {
 		rule_max[i] = pol->rules[i].recycle_max ? pol->rules[i].recycle_max : RECYCLE_MAX_DEFAULT;
 		if (pol->rules[i].actions & A_RECYCLE)
-			cache_max += rule_max[i];
+			S.cache_max += rule_max[i];
 	}
 }
 
-int recycle_any(void) { return __atomic_load_n(&nkept, __ATOMIC_RELAXED) != 0; }
+int recycle_any(void) { return __atomic_load_n(&S.nkept, __ATOMIC_RELAXED) != 0; }
 
 void recycle_limited(int on)
 {
-	__atomic_store_n(&limited, on, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.limited, on, __ATOMIC_RELAXED);
 	if (on)
 		recycle_flush();
 }
@@ -122,14 +135,14 @@ static int swap_in_use(void)
 {
 	char buf[1024]; /* SwapTotal is in the first 20 lines */
 	const char *p;
-	int on = __atomic_load_n(&swap_on, __ATOMIC_RELAXED);
+	int on = __atomic_load_n(&S.swap_on, __ATOMIC_RELAXED);
 	if (on >= 0)
 		return on;
 	if (os_read_file("/proc/meminfo", buf, sizeof buf) > 0 && (p = strstr(buf, "SwapTotal:")))
 		on = p[strspn(p + 10, " ") + 10] != '0';
 	else
 		on = 1; /* unknown: assume swap, the safe side */
-	__atomic_store_n(&swap_on, on, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.swap_on, on, __ATOMIC_RELAXED);
 	return on;
 }
 
@@ -145,7 +158,7 @@ static struct kclass *class_of(int rule, size_t len, int prot, int flags, int ma
 	for (c = *b; c; c = c->next)
 		if (c->rule == rule && c->len == len && c->prot == prot && c->flags == flags)
 			return c;
-	if (!make || !(c = slab_get(&cslab)))
+	if (!make || !(c = slab_get(&S.cslab)))
 		return NULL;
 	c->rule = rule;
 	c->len = len;
@@ -163,17 +176,17 @@ static void unlink_locked(struct kept *k)
 {
 	int rule = k->cls->rule;
 	size_t len = k->node.end - k->node.start;
-	rt_remove(&tree, &k->node);
+	rt_remove(&S.tree, &k->node);
 	if (k->prev)
 		k->prev->next = k->next;
 	else
 		k->cls->top = k->next;
 	if (k->next)
 		k->next->prev = k->prev;
-	__atomic_store_n(&nkept, tree.n, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.nkept, S.tree.n, __ATOMIC_RELAXED);
 	/* (read without the lock by memory_short and the report) */
 	__atomic_store_n(&kept_bytes[rule], kept_bytes[rule] - len, __ATOMIC_RELAXED);
-	__atomic_store_n(&kept_total, kept_total - len, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.kept_total, S.kept_total - len, __ATOMIC_RELAXED);
 }
 
 /* Give back up to 16 kept regions overlapping [s, e) (all: e == 0) and
@@ -183,18 +196,18 @@ static int give_back(uintptr_t s, uintptr_t e)
 	uintptr_t out[16][2];
 	int k = 0, i;
 	struct rnode *n;
-	spin_lock(&klock);
-	n = rt_first(&tree, e ? s : 0);
+	spin_lock(&S.klock);
+	n = rt_first(&S.tree, e ? s : 0);
 	while (n && (!e || n->start < e) && k < 16) {
-		struct rnode *next = rt_next(&tree, n);
+		struct rnode *next = rt_next(&S.tree, n);
 		out[k][0] = n->start;
 		out[k][1] = n->end;
 		unlink_locked((struct kept *)n);
-		slab_put(&kslab, n);
+		slab_put(&S.kslab, n);
 		k++;
 		n = next;
 	}
-	spin_unlock(&klock);
+	spin_unlock(&S.klock);
 	for (i = 0; i < k; i++) { /* never hold the lock across a system call */
 		sys_munmap((void *)out[i][0], out[i][1] - out[i][0]);
 		budget_release(out[i][1] - out[i][0]);
@@ -221,24 +234,24 @@ void recycle_release_range(uintptr_t start, size_t len)
 static int memory_short(void)
 {
 	uint64_t now = os_now_ns(), avail, room, kb, least; /* (a clock read: no system call) */
-	uint64_t last = __atomic_load_n(&last_check, __ATOMIC_RELAXED);
+	uint64_t last = __atomic_load_n(&S.last_check, __ATOMIC_RELAXED);
 	if (now - last < PRESSURE_NS && last)
-		return __atomic_load_n(&was_short, __ATOMIC_RELAXED);
-	if (!__atomic_compare_exchange_n(&last_check, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		return __atomic_load_n(&was_short, __ATOMIC_RELAXED);
+		return __atomic_load_n(&S.was_short, __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&S.last_check, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return __atomic_load_n(&S.was_short, __ATOMIC_RELAXED);
 	if (!os_cgroup_init()) { /* (another thread is finding the cgroup: look again next time) */
-		__atomic_store_n(&last_check, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&S.last_check, 0, __ATOMIC_RELAXED);
 		return 1;
 	}
 	avail = os_mem_available();
 	room = os_cgroup_room();
-	kb = __atomic_load_n(&kept_total, __ATOMIC_RELAXED);
+	kb = __atomic_load_n(&S.kept_total, __ATOMIC_RELAXED);
 	least = avail && avail < room ? avail : room;
 	/* Short: what is kept would be a large share of what is left. */
-	__atomic_store_n(&was_short, (avail && avail < 4 * kb + (64ull << 20)) || room < 4 * kb + (16ull << 20),
+	__atomic_store_n(&S.was_short, (avail && avail < 4 * kb + (64ull << 20)) || room < 4 * kb + (16ull << 20),
 	                 __ATOMIC_RELAXED);
-	__atomic_store_n(&tight, least / 8 < cache_max, __ATOMIC_RELAXED);
-	return __atomic_load_n(&was_short, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.tight, least / 8 < S.cache_max, __ATOMIC_RELAXED);
+	return __atomic_load_n(&S.was_short, __ATOMIC_RELAXED);
 }
 
 int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full)
@@ -249,7 +262,7 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 	int free_it;
 	if (!(prot & PROT_WRITE)) /* nothing to gain, and it could not be zeroed */
 		return 0;
-	if (__atomic_load_n(&limited, __ATOMIC_RELAXED)) { /* kept regions would count against it */
+	if (__atomic_load_n(&S.limited, __ATOMIC_RELAXED)) { /* kept regions would count against it */
 		st_add(&rs->recycle_dropped, 1);
 		stats_note(N_RECYCLE_LIMIT);
 		return 0;
@@ -266,7 +279,7 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 		stats_note(N_BUDGET);
 		return 0;
 	}
-	free_it = __atomic_load_n(&tight, __ATOMIC_RELAXED);
+	free_it = __atomic_load_n(&S.tight, __ATOMIC_RELAXED);
 	/* Reclaimable while kept, where memory is tight: under pressure the
 	 * kernel takes the pages back by itself (they then read zero).  Where
 	 * it refuses (a locked region, an old kernel), the region is not kept.
@@ -277,17 +290,17 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 		st_add(&rs->recycle_dropped, 1);
 		return 0;
 	}
-	spin_lock(&klock);
+	spin_lock(&S.klock);
 	if (kept_bytes[rule] + len > rule_max[rule] || !(c = class_of(rule, len, prot, flags, 1)) ||
-	    !(k = slab_get(&kslab))) {
-		spin_unlock(&klock);
+	    !(k = slab_get(&S.kslab))) {
+		spin_unlock(&S.klock);
 		budget_release(len);
 		st_add(&rs->recycle_dropped, 1);
 		return 0;
 	}
 	/* (written under the lock, read without it) */
 	__atomic_store_n(&kept_bytes[rule], kept_bytes[rule] + len, __ATOMIC_RELAXED);
-	__atomic_store_n(&kept_total, kept_total + len, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.kept_total, S.kept_total + len, __ATOMIC_RELAXED);
 	k->node.start = addr;
 	k->node.end = addr + len;
 	k->cls = c;
@@ -298,11 +311,11 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 	if (c->top)
 		c->top->prev = k;
 	c->top = k;
-	rt_insert(&tree, &k->node);
-	__atomic_store_n(&nkept, tree.n, __ATOMIC_RELAXED);
+	rt_insert(&S.tree, &k->node);
+	__atomic_store_n(&S.nkept, S.tree.n, __ATOMIC_RELAXED);
 	if (kept_bytes[rule] > st_get(&rs->recycle_peak_bytes))
 		__atomic_store_n(&rs->recycle_peak_bytes, kept_bytes[rule], __ATOMIC_RELAXED);
-	spin_unlock(&klock);
+	spin_unlock(&S.klock);
 	st_add(&rs->recycle_kept, 1);
 	return 1;
 }
@@ -385,16 +398,16 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 	int full = 0;
 	if (!recycle_any())
 		return 0;
-	spin_lock(&klock);
+	spin_lock(&S.klock);
 	c = class_of(rule, len, prot, flags, 0);
 	if (c && c->top) {
 		k = c->top;
 		a = k->node.start;
 		full = k->full;
 		unlink_locked(k);
-		slab_put(&kslab, k);
+		slab_put(&S.kslab, k);
 	}
-	spin_unlock(&klock);
+	spin_unlock(&S.klock);
 	if (!a)
 		return 0;
 	budget_release(len);
@@ -423,19 +436,19 @@ void recycle_atfork(int who)
 {
 	struct rnode *n;
 	if (who == FORK_PREPARE) {
-		spin_lock(&klock);
+		spin_lock(&S.klock);
 		return;
 	}
 	if (who == FORK_PARENT) {
-		spin_unlock(&klock);
+		spin_unlock(&S.klock);
 		return;
 	}
 	/* The child has the same mappings, so the cache is its own too.  Its
 	 * counts start from zero (stats' hook ran first): what it inherited
 	 * counts as kept, so that reuse never exceeds keeping, and as the
 	 * cache's starting peak. */
-	spin_init(&klock);
-	for (n = rt_first(&tree, 0); n; n = rt_next(&tree, n))
+	spin_init(&S.klock);
+	for (n = rt_first(&S.tree, 0); n; n = rt_next(&S.tree, n))
 		st_add(&g_stats.rules[((struct kept *)n)->cls->rule].recycle_kept, 1);
 	{
 		int i;
@@ -443,5 +456,5 @@ void recycle_atfork(int who)
 			if (kept_bytes[i])
 				g_stats.rules[i].recycle_peak_bytes = kept_bytes[i];
 	}
-	last_check = 0;
+	S.last_check = 0;
 }

@@ -7,19 +7,54 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* The records of the two tables. */
+struct reg {
+	struct rnode node; /* first: the tree's node is the record */
+	uint64_t charged;
+	uint16_t rule, flags;
+	int prot, mflags;
+};
+
+struct block {
+	const void *key; /* written and read atomically (probes run unlocked) */
+	uintptr_t start, end;
+	uint64_t charged;
+	uint16_t rule, flags;
+};
+struct btab {
+	size_t cap; /* a power of two */
+	struct block slot[];
+};
+
+/* The module's state, in one place. */
+static struct {
+	/* the budget */
+	uint64_t b_limit, b_used, b_peak;
+	uint64_t (*b_compute)(void);
+	int b_state; /* 0: not yet known, 1: being published, 2: known */
+	/* mapped regions */
+	spin_t reg_lock;
+	struct rtree reg_tree;
+	struct slab reg_slab;
+	size_t nreg;  /* read without the lock: zero means nothing to look up */
+	int nlocked;  /* regions and blocks with RF_LOCKED, roughly: a hint */
+	/* malloc blocks */
+	spin_t blk_lock;
+	struct btab *table; /* in use (published with release) */
+	size_t nblk;
+	uint32_t blk_seq;   /* odd while the table changes */
+} S = { .b_limit = UINT64_MAX, .reg_slab = { sizeof(struct reg), NULL, NULL, NULL, 0 } };
+
 /* ---- the budget ---- */
 
-static uint64_t b_limit = UINT64_MAX, b_used, b_peak;
-static uint64_t (*b_compute)(void);
-static int b_state; /* 0: not yet known, 1: being published, 2: known */
 
 /* The limit is worked out on first use: most processes of a tree never
  * prefault anything, and reading /proc and the cgroup files costs each of
  * them a dozen system calls at start. */
 void budget_set_lazy(uint64_t (*compute)(void))
 {
-	b_compute = compute;
-	__atomic_store_n(&b_state, 0, __ATOMIC_RELEASE);
+	S.b_compute = compute;
+	__atomic_store_n(&S.b_state, 0, __ATOMIC_RELEASE);
 }
 
 /* Never waits for another thread: it may be stopped, be the code a signal
@@ -32,34 +67,34 @@ uint64_t budget_limit(void)
 {
 	uint64_t l;
 	int expect = 0;
-	if (__atomic_load_n(&b_state, __ATOMIC_ACQUIRE) == 2 || !b_compute)
-		return __atomic_load_n(&b_limit, __ATOMIC_RELAXED);
-	l = b_compute();
+	if (__atomic_load_n(&S.b_state, __ATOMIC_ACQUIRE) == 2 || !S.b_compute)
+		return __atomic_load_n(&S.b_limit, __ATOMIC_RELAXED);
+	l = S.b_compute();
 	if (l == BUDGET_UNKNOWN)
 		return 0;
-	if (__atomic_compare_exchange_n(&b_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&b_limit, l, __ATOMIC_RELAXED);
-		__atomic_store_n(&b_state, 2, __ATOMIC_RELEASE);
+	if (__atomic_compare_exchange_n(&S.b_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&S.b_limit, l, __ATOMIC_RELAXED);
+		__atomic_store_n(&S.b_state, 2, __ATOMIC_RELEASE);
 	}
 	return l;
 }
 int budget_known(void)
 {
-	return !b_compute || __atomic_load_n(&b_state, __ATOMIC_ACQUIRE) == 2;
+	return !S.b_compute || __atomic_load_n(&S.b_state, __ATOMIC_ACQUIRE) == 2;
 }
-uint64_t budget_used(void) { return __atomic_load_n(&b_used, __ATOMIC_RELAXED); }
-uint64_t budget_peak(void) { return __atomic_load_n(&b_peak, __ATOMIC_RELAXED); }
+uint64_t budget_used(void) { return __atomic_load_n(&S.b_used, __ATOMIC_RELAXED); }
+uint64_t budget_peak(void) { return __atomic_load_n(&S.b_peak, __ATOMIC_RELAXED); }
 
 int budget_reserve(uint64_t n)
 {
-	uint64_t cur = __atomic_load_n(&b_used, __ATOMIC_RELAXED), lim = budget_limit(), peak;
+	uint64_t cur = __atomic_load_n(&S.b_used, __ATOMIC_RELAXED), lim = budget_limit(), peak;
 	do {
 		if (n > lim || cur > lim - n)
 			return 0;
-	} while (!__atomic_compare_exchange_n(&b_used, &cur, cur + n, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	peak = __atomic_load_n(&b_peak, __ATOMIC_RELAXED);
+	} while (!__atomic_compare_exchange_n(&S.b_used, &cur, cur + n, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	peak = __atomic_load_n(&S.b_peak, __ATOMIC_RELAXED);
 	while (cur + n > peak &&
-	       !__atomic_compare_exchange_n(&b_peak, &peak, cur + n, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	       !__atomic_compare_exchange_n(&S.b_peak, &peak, cur + n, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 	return 1;
 }
@@ -67,23 +102,12 @@ int budget_reserve(uint64_t n)
 void budget_release(uint64_t n)
 {
 	if (n)
-		__atomic_fetch_sub(&b_used, n, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&S.b_used, n, __ATOMIC_RELAXED);
 }
 
 /* ---- mapped regions ---- */
 
-struct reg {
-	struct rnode node; /* first: the tree's node is the record */
-	uint64_t charged;
-	uint16_t rule, flags;
-	int prot, mflags;
-};
 
-static spin_t reg_lock;
-static struct rtree reg_tree;
-static struct slab reg_slab = { sizeof(struct reg), NULL, NULL, NULL, 0 };
-static size_t nreg;  /* read without the lock: zero means nothing to look up */
-static int nlocked;  /* regions and blocks with RF_LOCKED, roughly: a hint */
 
 static uint64_t part_of(uint64_t charged, uintptr_t os, uintptr_t oe, uintptr_t s, uintptr_t e)
 {
@@ -95,22 +119,22 @@ static uint64_t part_of(uint64_t charged, uintptr_t os, uintptr_t oe, uintptr_t 
 static void drop(struct reg *r)
 {
 	if (r->flags & RF_LOCKED)
-		__atomic_fetch_sub(&nlocked, 1, __ATOMIC_RELAXED);
-	rt_remove(&reg_tree, &r->node);
-	slab_put(&reg_slab, r);
-	__atomic_store_n(&nreg, reg_tree.n, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&S.nlocked, 1, __ATOMIC_RELAXED);
+	rt_remove(&S.reg_tree, &r->node);
+	slab_put(&S.reg_slab, r);
+	__atomic_store_n(&S.nreg, S.reg_tree.n, __ATOMIC_RELAXED);
 }
 
 static uint64_t forget_locked(uintptr_t start, uintptr_t end)
 {
 	uint64_t released = 0;
-	struct rnode *n = rt_first(&reg_tree, start);
+	struct rnode *n = rt_first(&S.reg_tree, start);
 	while (n && n->start < end) {
 		struct reg *r = (struct reg *)n;
 		uintptr_t os = n->start > start ? n->start : start;
 		uintptr_t oe = n->end < end ? n->end : end;
 		uint64_t part = part_of(r->charged, os, oe, n->start, n->end);
-		struct rnode *next = rt_next(&reg_tree, n);
+		struct rnode *next = rt_next(&S.reg_tree, n);
 		if (os == n->start && oe == n->end) {
 			released += r->charged;
 			drop(r);
@@ -123,7 +147,7 @@ static uint64_t forget_locked(uintptr_t start, uintptr_t end)
 		} else if (oe == n->end) {
 			n->end = os;
 		} else { /* a hole in the middle: split */
-			struct reg *tail = slab_get(&reg_slab);
+			struct reg *tail = slab_get(&S.reg_slab);
 			if (!tail) { /* no memory to split: give the whole charge back */
 				released += r->charged;
 				drop(r);
@@ -137,11 +161,11 @@ static uint64_t forget_locked(uintptr_t start, uintptr_t end)
 			r->charged -= part + tail->charged;
 			n->end = os;
 			if (tail->flags & RF_LOCKED)
-				__atomic_fetch_add(&nlocked, 1, __ATOMIC_RELAXED);
-			rt_insert(&reg_tree, &tail->node);
-			__atomic_store_n(&nreg, reg_tree.n, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&S.nlocked, 1, __ATOMIC_RELAXED);
+			rt_insert(&S.reg_tree, &tail->node);
+			__atomic_store_n(&S.nreg, S.reg_tree.n, __ATOMIC_RELAXED);
 			released += part;
-			n = rt_next(&reg_tree, &tail->node);
+			n = rt_next(&S.reg_tree, &tail->node);
 			continue;
 		}
 		r->charged -= part;
@@ -154,11 +178,11 @@ static uint64_t forget_locked(uintptr_t start, uintptr_t end)
 int regions_add(const struct region *in)
 {
 	struct reg *r;
-	spin_lock(&reg_lock);
+	spin_lock(&S.reg_lock);
 	budget_release(forget_locked(in->start, in->end)); /* stale entries */
-	r = slab_get(&reg_slab);
+	r = slab_get(&S.reg_slab);
 	if (!r) {
-		spin_unlock(&reg_lock);
+		spin_unlock(&S.reg_lock);
 		return -1;
 	}
 	r->node.start = in->start;
@@ -168,11 +192,11 @@ int regions_add(const struct region *in)
 	r->flags = (uint16_t)in->flags;
 	r->prot = in->prot;
 	r->mflags = in->mflags;
-	rt_insert(&reg_tree, &r->node);
-	__atomic_store_n(&nreg, reg_tree.n, __ATOMIC_RELAXED);
+	rt_insert(&S.reg_tree, &r->node);
+	__atomic_store_n(&S.nreg, S.reg_tree.n, __ATOMIC_RELAXED);
 	if (in->flags & RF_LOCKED)
-		__atomic_fetch_add(&nlocked, 1, __ATOMIC_RELAXED);
-	spin_unlock(&reg_lock);
+		__atomic_fetch_add(&S.nlocked, 1, __ATOMIC_RELAXED);
+	spin_unlock(&S.reg_lock);
 	return 0;
 }
 
@@ -190,17 +214,17 @@ static void out_of(const struct reg *r, struct region *out)
 int regions_take_exact(uintptr_t start, size_t len, struct region *out)
 {
 	struct rnode *n;
-	if (__atomic_load_n(&nreg, __ATOMIC_RELAXED) == 0)
+	if (__atomic_load_n(&S.nreg, __ATOMIC_RELAXED) == 0)
 		return 0;
-	spin_lock(&reg_lock);
-	n = rt_find(&reg_tree, start);
+	spin_lock(&S.reg_lock);
+	n = rt_find(&S.reg_tree, start);
 	if (n && n->end == start + len) {
 		out_of((struct reg *)n, out);
 		drop((struct reg *)n);
-		spin_unlock(&reg_lock);
+		spin_unlock(&S.reg_lock);
 		return 1;
 	}
-	spin_unlock(&reg_lock);
+	spin_unlock(&S.reg_lock);
 	return 0;
 }
 
@@ -208,10 +232,10 @@ void regions_uncharge(uintptr_t start, size_t len)
 {
 	uint64_t released = 0;
 	struct rnode *n;
-	if (__atomic_load_n(&nreg, __ATOMIC_RELAXED) == 0)
+	if (__atomic_load_n(&S.nreg, __ATOMIC_RELAXED) == 0)
 		return;
-	spin_lock(&reg_lock);
-	for (n = rt_first(&reg_tree, start); n && n->start < start + len; n = rt_next(&reg_tree, n)) {
+	spin_lock(&S.reg_lock);
+	for (n = rt_first(&S.reg_tree, start); n && n->start < start + len; n = rt_next(&S.reg_tree, n)) {
 		struct reg *r = (struct reg *)n;
 		uintptr_t os = n->start > start ? n->start : start;
 		uintptr_t oe = n->end < start + len ? n->end : start + len;
@@ -219,33 +243,33 @@ void regions_uncharge(uintptr_t start, size_t len)
 		r->charged -= part;
 		released += part;
 	}
-	spin_unlock(&reg_lock);
+	spin_unlock(&S.reg_lock);
 	budget_release(released);
 }
 
 void regions_clear_flag(uintptr_t start, size_t len, unsigned flag)
 {
 	struct rnode *n;
-	if (__atomic_load_n(&nreg, __ATOMIC_RELAXED) == 0)
+	if (__atomic_load_n(&S.nreg, __ATOMIC_RELAXED) == 0)
 		return;
-	spin_lock(&reg_lock);
-	for (n = rt_first(&reg_tree, start); n && n->start < start + len; n = rt_next(&reg_tree, n)) {
+	spin_lock(&S.reg_lock);
+	for (n = rt_first(&S.reg_tree, start); n && n->start < start + len; n = rt_next(&S.reg_tree, n)) {
 		struct reg *r = (struct reg *)n;
 		if ((flag & RF_LOCKED) && (r->flags & RF_LOCKED))
-			__atomic_fetch_sub(&nlocked, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_sub(&S.nlocked, 1, __ATOMIC_RELAXED);
 		r->flags &= (uint16_t)~flag;
 	}
-	spin_unlock(&reg_lock);
+	spin_unlock(&S.reg_lock);
 }
 
 uint64_t regions_forget(uintptr_t start, size_t len)
 {
 	uint64_t released;
-	if (__atomic_load_n(&nreg, __ATOMIC_RELAXED) == 0)
+	if (__atomic_load_n(&S.nreg, __ATOMIC_RELAXED) == 0)
 		return 0; /* the common case, no lock */
-	spin_lock(&reg_lock);
+	spin_lock(&S.reg_lock);
 	released = forget_locked(start, start + len);
-	spin_unlock(&reg_lock);
+	spin_unlock(&S.reg_lock);
 	budget_release(released);
 	return released;
 }
@@ -267,20 +291,6 @@ uint64_t regions_forget(uintptr_t start, size_t len)
  *    change and no key is an answer; otherwise it takes the lock.  A table
  *    outgrown is never unmapped (a probe may still be reading it): the
  *    tables double, so what is kept is less than the table in use. */
-struct block {
-	const void *key; /* written and read atomically (probes run unlocked) */
-	uintptr_t start, end;
-	uint64_t charged;
-	uint16_t rule, flags;
-};
-struct btab {
-	size_t cap; /* a power of two */
-	struct block slot[];
-};
-static spin_t blk_lock;
-static struct btab *btab;     /* the table in use (published with release) */
-static size_t nblk;
-static uint32_t blk_seq;      /* odd while the table changes */
 uintptr_t blocks_lo, blocks_span;
 
 static size_t blk_hash(const void *p, size_t cap)
@@ -307,10 +317,10 @@ static void put(struct block *dst, const struct block *src)
 /* The table changes (lock held): odd on entry, even on leaving. */
 static void change_begin(void)
 {
-	__atomic_store_n(&blk_seq, blk_seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.blk_seq, S.blk_seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
-static void change_end(void) { __atomic_store_n(&blk_seq, blk_seq + 1, __ATOMIC_RELEASE); }
+static void change_end(void) { __atomic_store_n(&S.blk_seq, S.blk_seq + 1, __ATOMIC_RELEASE); }
 
 static void blk_place(struct btab *t, const struct block *b)
 {
@@ -323,16 +333,16 @@ static void blk_place(struct btab *t, const struct block *b)
 /* Double the table (from 1024 slots); -1 if there is no memory. */
 static int blk_grow(void)
 {
-	size_t cap = btab ? btab->cap * 2 : 1024, i;
+	size_t cap = S.table ? S.table->cap * 2 : 1024, i;
 	struct btab *t = sys_mmap(NULL, sizeof *t + cap * sizeof t->slot[0], PROT_READ | PROT_WRITE,
 	                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED)
 		return -1;
 	t->cap = cap;
-	for (i = 0; btab && i < btab->cap; i++)
-		if (btab->slot[i].key)
-			blk_place(t, &btab->slot[i]);
-	__atomic_store_n(&btab, t, __ATOMIC_RELEASE); /* the old one stays mapped: see above */
+	for (i = 0; S.table && i < S.table->cap; i++)
+		if (S.table->slot[i].key)
+			blk_place(t, &S.table->slot[i]);
+	__atomic_store_n(&S.table, t, __ATOMIC_RELEASE); /* the old one stays mapped: see above */
 	return 0;
 }
 
@@ -354,18 +364,18 @@ static void bounds_take_in(const void *p)
 
 void blocks_watch_all(void)
 {
-	spin_lock(&blk_lock);
+	spin_lock(&S.blk_lock);
 	__atomic_store_n(&blocks_span, UINTPTR_MAX, __ATOMIC_RELAXED);
 	__atomic_store_n(&blocks_lo, 0, __ATOMIC_RELEASE);
-	spin_unlock(&blk_lock);
+	spin_unlock(&S.blk_lock);
 }
 
 int blocks_add(const void *p, const struct region *r)
 {
 	struct block b;
-	spin_lock(&blk_lock);
-	if ((!btab || (nblk + 1) * 4 > btab->cap * 3) && blk_grow() < 0) {
-		spin_unlock(&blk_lock);
+	spin_lock(&S.blk_lock);
+	if ((!S.table || (S.nblk + 1) * 4 > S.table->cap * 3) && blk_grow() < 0) {
+		spin_unlock(&S.blk_lock);
 		return -1;
 	}
 	b.key = p;
@@ -377,17 +387,17 @@ int blocks_add(const void *p, const struct region *r)
 	change_begin();
 	{
 		size_t i;
-		for (i = blk_hash(p, btab->cap); btab->slot[i].key && btab->slot[i].key != p; i = (i + 1) & (btab->cap - 1))
+		for (i = blk_hash(p, S.table->cap); S.table->slot[i].key && S.table->slot[i].key != p; i = (i + 1) & (S.table->cap - 1))
 			;
-		if (!btab->slot[i].key)
-			__atomic_store_n(&nblk, nblk + 1, __ATOMIC_RELAXED);
-		put(&btab->slot[i], &b);
+		if (!S.table->slot[i].key)
+			__atomic_store_n(&S.nblk, S.nblk + 1, __ATOMIC_RELAXED);
+		put(&S.table->slot[i], &b);
 	}
 	change_end();
 	bounds_take_in(p);
 	if (r->flags & RF_LOCKED)
-		__atomic_fetch_add(&nlocked, 1, __ATOMIC_RELAXED);
-	spin_unlock(&blk_lock);
+		__atomic_fetch_add(&S.nlocked, 1, __ATOMIC_RELAXED);
+	spin_unlock(&S.blk_lock);
 	return 0;
 }
 
@@ -395,8 +405,8 @@ int blocks_add(const void *p, const struct region *r)
  * changed meanwhile (then ask again under the lock). */
 static int probe(const void *p)
 {
-	uint32_t seq = __atomic_load_n(&blk_seq, __ATOMIC_ACQUIRE);
-	const struct btab *t = __atomic_load_n(&btab, __ATOMIC_ACQUIRE);
+	uint32_t seq = __atomic_load_n(&S.blk_seq, __ATOMIC_ACQUIRE);
+	const struct btab *t = __atomic_load_n(&S.table, __ATOMIC_ACQUIRE);
 	const void *k;
 	size_t i;
 	int found = 0;
@@ -408,23 +418,23 @@ static int probe(const void *p)
 			break;
 		}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return __atomic_load_n(&blk_seq, __ATOMIC_RELAXED) == seq ? found : -1;
+	return __atomic_load_n(&S.blk_seq, __ATOMIC_RELAXED) == seq ? found : -1;
 }
 
 int blocks_take(const void *p, struct region *out)
 {
 	size_t i, j, mask;
 	struct block *blk;
-	if (__atomic_load_n(&nblk, __ATOMIC_RELAXED) == 0 || probe(p) == 0)
+	if (__atomic_load_n(&S.nblk, __ATOMIC_RELAXED) == 0 || probe(p) == 0)
 		return 0;
-	spin_lock(&blk_lock);
-	blk = btab->slot;
-	mask = btab->cap - 1;
-	for (i = blk_hash(p, btab->cap); blk[i].key; i = (i + 1) & mask)
+	spin_lock(&S.blk_lock);
+	blk = S.table->slot;
+	mask = S.table->cap - 1;
+	for (i = blk_hash(p, S.table->cap); blk[i].key; i = (i + 1) & mask)
 		if (blk[i].key == p)
 			break;
 	if (!blk[i].key) {
-		spin_unlock(&blk_lock);
+		spin_unlock(&S.blk_lock);
 		return 0;
 	}
 	out->start = blk[i].start;
@@ -434,11 +444,11 @@ int blocks_take(const void *p, struct region *out)
 	out->flags = blk[i].flags;
 	out->prot = out->mflags = 0;
 	if (blk[i].flags & RF_LOCKED)
-		__atomic_fetch_sub(&nlocked, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&S.nlocked, 1, __ATOMIC_RELAXED);
 	change_begin();
 	/* Backward-shift deletion keeps probe chains intact without tombstones. */
 	for (j = (i + 1) & mask; blk[j].key; j = (j + 1) & mask) {
-		size_t h = blk_hash(blk[j].key, btab->cap);
+		size_t h = blk_hash(blk[j].key, S.table->cap);
 		/* Move j into the hole at i if its home slot is not in (i, j]. */
 		if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
 			put(&blk[i], &blk[j]);
@@ -446,21 +456,21 @@ int blocks_take(const void *p, struct region *out)
 		}
 	}
 	set_key(&blk[i], NULL);
-	__atomic_store_n(&nblk, nblk - 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.nblk, S.nblk - 1, __ATOMIC_RELAXED);
 	change_end();
 	/* None left: free need look at nothing again (a free reading the old
 	 * bounds only looks for nothing). */
-	if (!nblk && blocks_span != UINTPTR_MAX)
+	if (!S.nblk && blocks_span != UINTPTR_MAX)
 		__atomic_store_n(&blocks_span, 0, __ATOMIC_RELAXED);
-	spin_unlock(&blk_lock);
+	spin_unlock(&S.blk_lock);
 	return 1;
 }
 
-size_t blocks_count(void) { return __atomic_load_n(&nblk, __ATOMIC_RELAXED); }
+size_t blocks_count(void) { return __atomic_load_n(&S.nblk, __ATOMIC_RELAXED); }
 
 /* ---- the shim's locks, given back ---- */
 
-int regions_any_locked(void) { return __atomic_load_n(&nlocked, __ATOMIC_RELAXED) > 0; }
+int regions_any_locked(void) { return __atomic_load_n(&S.nlocked, __ATOMIC_RELAXED) > 0; }
 
 #define BATCH 16
 
@@ -473,30 +483,30 @@ static int collect_locked(uintptr_t s, uintptr_t e, uintptr_t (*out)[2])
 	int k = 0;
 	size_t i;
 	struct rnode *n;
-	spin_lock(&reg_lock);
-	for (n = rt_first(&reg_tree, e ? s : 0); n && (!e || n->start < e) && k < BATCH; n = rt_next(&reg_tree, n)) {
+	spin_lock(&S.reg_lock);
+	for (n = rt_first(&S.reg_tree, e ? s : 0); n && (!e || n->start < e) && k < BATCH; n = rt_next(&S.reg_tree, n)) {
 		struct reg *r = (struct reg *)n;
 		if (!(r->flags & RF_LOCKED))
 			continue;
 		out[k][0] = n->start;
 		out[k][1] = n->end;
 		r->flags &= (uint16_t)~RF_LOCKED;
-		__atomic_fetch_sub(&nlocked, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&S.nlocked, 1, __ATOMIC_RELAXED);
 		k++;
 	}
-	spin_unlock(&reg_lock);
-	spin_lock(&blk_lock);
-	for (i = 0; btab && i < btab->cap && k < BATCH; i++) {
-		struct block *b = &btab->slot[i];
+	spin_unlock(&S.reg_lock);
+	spin_lock(&S.blk_lock);
+	for (i = 0; S.table && i < S.table->cap && k < BATCH; i++) {
+		struct block *b = &S.table->slot[i];
 		if (!b->key || !(b->flags & RF_LOCKED) || (e && (b->end <= s || b->start >= e)))
 			continue;
 		out[k][0] = b->start;
 		out[k][1] = b->end;
 		b->flags &= (uint16_t)~RF_LOCKED;
-		__atomic_fetch_sub(&nlocked, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&S.nlocked, 1, __ATOMIC_RELAXED);
 		k++;
 	}
-	spin_unlock(&blk_lock);
+	spin_unlock(&S.blk_lock);
 	return k;
 }
 
@@ -508,25 +518,25 @@ int regions_locked_in(uintptr_t start, size_t len, uintptr_t (*out)[2], int max)
 	uintptr_t end = start + len;
 	if (!regions_any_locked())
 		return 0;
-	spin_lock(&reg_lock);
-	for (n = rt_first(&reg_tree, start); n && n->start < end && k < max; n = rt_next(&reg_tree, n)) {
+	spin_lock(&S.reg_lock);
+	for (n = rt_first(&S.reg_tree, start); n && n->start < end && k < max; n = rt_next(&S.reg_tree, n)) {
 		if (((struct reg *)n)->flags & RF_LOCKED) {
 			out[k][0] = n->start;
 			out[k][1] = n->end;
 			k++;
 		}
 	}
-	spin_unlock(&reg_lock);
-	spin_lock(&blk_lock);
-	for (i = 0; btab && i < btab->cap && k < max; i++) {
-		const struct block *b = &btab->slot[i];
+	spin_unlock(&S.reg_lock);
+	spin_lock(&S.blk_lock);
+	for (i = 0; S.table && i < S.table->cap && k < max; i++) {
+		const struct block *b = &S.table->slot[i];
 		if (b->key && (b->flags & RF_LOCKED) && b->end > start && b->start < end) {
 			out[k][0] = b->start;
 			out[k][1] = b->end;
 			k++;
 		}
 	}
-	spin_unlock(&blk_lock);
+	spin_unlock(&S.blk_lock);
 	return k;
 }
 
@@ -534,10 +544,10 @@ int regions_with(uintptr_t start, size_t len, unsigned flags, uintptr_t (*out)[3
 {
 	int k = 0;
 	struct rnode *n;
-	if (__atomic_load_n(&nreg, __ATOMIC_RELAXED) == 0)
+	if (__atomic_load_n(&S.nreg, __ATOMIC_RELAXED) == 0)
 		return 0;
-	spin_lock(&reg_lock);
-	for (n = rt_first(&reg_tree, start); n && n->start < start + len && k < max; n = rt_next(&reg_tree, n)) {
+	spin_lock(&S.reg_lock);
+	for (n = rt_first(&S.reg_tree, start); n && n->start < start + len && k < max; n = rt_next(&S.reg_tree, n)) {
 		const struct reg *r = (const struct reg *)n;
 		if ((r->flags & flags) != flags)
 			continue;
@@ -546,7 +556,7 @@ int regions_with(uintptr_t start, size_t len, unsigned flags, uintptr_t (*out)[3
 		out[k][2] = r->flags;
 		k++;
 	}
-	spin_unlock(&reg_lock);
+	spin_unlock(&S.reg_lock);
 	return k;
 }
 
@@ -554,15 +564,15 @@ void regions_disown_locks(void)
 {
 	struct rnode *n;
 	size_t i;
-	spin_lock(&reg_lock);
-	for (n = rt_first(&reg_tree, 0); n; n = rt_next(&reg_tree, n))
+	spin_lock(&S.reg_lock);
+	for (n = rt_first(&S.reg_tree, 0); n; n = rt_next(&S.reg_tree, n))
 		((struct reg *)n)->flags &= (uint16_t)~RF_LOCKED;
-	spin_unlock(&reg_lock);
-	spin_lock(&blk_lock);
-	for (i = 0; btab && i < btab->cap; i++)
-		btab->slot[i].flags &= (uint16_t)~RF_LOCKED;
-	spin_unlock(&blk_lock);
-	__atomic_store_n(&nlocked, 0, __ATOMIC_RELAXED);
+	spin_unlock(&S.reg_lock);
+	spin_lock(&S.blk_lock);
+	for (i = 0; S.table && i < S.table->cap; i++)
+		S.table->slot[i].flags &= (uint16_t)~RF_LOCKED;
+	spin_unlock(&S.blk_lock);
+	__atomic_store_n(&S.nlocked, 0, __ATOMIC_RELAXED);
 }
 
 uint64_t regions_unlock(uintptr_t start, size_t len)
@@ -585,26 +595,26 @@ uint64_t regions_unlock(uintptr_t start, size_t len)
 void regions_atfork(int who)
 {
 	if (who == FORK_PREPARE) {
-		spin_lock(&reg_lock);
-		spin_lock(&blk_lock);
+		spin_lock(&S.reg_lock);
+		spin_lock(&S.blk_lock);
 	} else if (who == FORK_PARENT) {
-		spin_unlock(&blk_lock);
-		spin_unlock(&reg_lock);
+		spin_unlock(&S.blk_lock);
+		spin_unlock(&S.reg_lock);
 	} else {
 		/* The child inherited the parent's mappings and their charges:
 		 * the tables describe its memory too, and stay.  mlock is not
 		 * inherited across fork: nothing of it is locked. */
 		struct rnode *n;
 		size_t i;
-		spin_init(&reg_lock);
-		spin_init(&blk_lock);
+		spin_init(&S.reg_lock);
+		spin_init(&S.blk_lock);
 		/* (a thread that was publishing the budget is gone) */
-		if (b_state == 1)
-			b_state = 0;
-		for (n = rt_first(&reg_tree, 0); n; n = rt_next(&reg_tree, n))
+		if (S.b_state == 1)
+			S.b_state = 0;
+		for (n = rt_first(&S.reg_tree, 0); n; n = rt_next(&S.reg_tree, n))
 			((struct reg *)n)->flags &= (uint16_t)~RF_LOCKED;
-		for (i = 0; btab && i < btab->cap; i++)
-			btab->slot[i].flags &= (uint16_t)~RF_LOCKED;
-		nlocked = 0;
+		for (i = 0; S.table && i < S.table->cap; i++)
+			S.table->slot[i].flags &= (uint16_t)~RF_LOCKED;
+		S.nlocked = 0;
 	}
 }

@@ -248,7 +248,8 @@ int report_write(int fd, int json, const struct proc_info *pi, const struct poli
 {
 	struct sbuf sb;
 	gather(pi, pol, may_wait);
-	sb_init(&sb, buf, sizeof buf, fd);
+	sb_init(&sb, buf, sizeof buf, -1);
+	sb_bind(&sb, fd, &glue_io);
 	if (json)
 		write_json(&sb, &figs);
 	else

@@ -8,7 +8,14 @@
 
 struct stats g_stats;
 uint64_t stats_malloc_from = UINT64_MAX;
-static int nrules; /* rules[] beyond these are never written */
+/* The module's state, in one place (its tables stand apart). */
+static struct {
+	int nrules; /* rules[] beyond these are never written */
+	struct tstats *tlist;
+	spin_t tlock;
+	pthread_key_t tkey;
+	int tkey_ok;
+} S;
 
 struct tstats {
 	uint64_t calls[E_COUNT];
@@ -18,15 +25,11 @@ struct tstats {
 	struct tstats *next;
 };
 static TLS struct tstats tl;
-static struct tstats *tlist;
-static spin_t tlock;
-static pthread_key_t tkey;
-static int tkey_ok;
 
 void stats_setup(uint64_t malloc_from, int rules)
 {
 	stats_malloc_from = malloc_from;
-	nrules = rules;
+	S.nrules = rules;
 }
 
 static inline void bump(uint64_t *c, uint64_t v)
@@ -56,8 +59,8 @@ static void fold(struct tstats *t)
 static void thread_gone(void *arg)
 {
 	struct tstats *t = arg, **pp;
-	spin_lock(&tlock);
-	for (pp = &tlist; *pp; pp = &(*pp)->next) {
+	spin_lock(&S.tlock);
+	for (pp = &S.tlist; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
 			__atomic_store_n(pp, t->next, __ATOMIC_RELEASE); /* (read unlocked: stats_snapshot) */
 			break;
@@ -65,13 +68,13 @@ static void thread_gone(void *arg)
 	}
 	fold(t);
 	t->state = 2; /* from now on this thread counts in the globals */
-	spin_unlock(&tlock);
+	spin_unlock(&S.tlock);
 }
 
 void stats_thread_init(void)
 {
-	if (pthread_key_create(&tkey, thread_gone) == 0)
-		__atomic_store_n(&tkey_ok, 1, __ATOMIC_RELEASE);
+	if (pthread_key_create(&S.tkey, thread_gone) == 0)
+		__atomic_store_n(&S.tkey_ok, 1, __ATOMIC_RELEASE);
 }
 
 /* This thread's block, or NULL to count in the globals. */
@@ -80,21 +83,21 @@ static struct tstats *mine(void)
 	struct tstats *t = &tl;
 	if (likely(t->state == 1))
 		return t;
-	if (t->state != 0 || !__atomic_load_n(&tkey_ok, __ATOMIC_ACQUIRE))
+	if (t->state != 0 || !__atomic_load_n(&S.tkey_ok, __ATOMIC_ACQUIRE))
 		return NULL;
 	/* First call in this thread.  pthread_setspecific allocates for high
 	 * key numbers, through our own calloc: state 3 sends those calls to
 	 * the globals instead of back here. */
 	t->state = 3;
-	if (pthread_setspecific(tkey, t) != 0) {
+	if (pthread_setspecific(S.tkey, t) != 0) {
 		t->state = 0;
 		return NULL;
 	}
-	spin_lock(&tlock);
-	t->next = tlist;
-	__atomic_store_n(&tlist, t, __ATOMIC_RELEASE); /* (read unlocked: stats_snapshot) */
+	spin_lock(&S.tlock);
+	t->next = S.tlist;
+	__atomic_store_n(&S.tlist, t, __ATOMIC_RELEASE); /* (read unlocked: stats_snapshot) */
 	t->state = 1;
-	spin_unlock(&tlock);
+	spin_unlock(&S.tlock);
 	return t;
 }
 
@@ -153,16 +156,16 @@ void stats_snapshot(struct stats *out, int may_wait)
 	/* The rules the policy has, not all POL_MAX_RULES: the rest were never
 	 * written, and reading 80 KiB of them (and writing the copy) cost every
 	 * process's report 40 page faults, about 0.4 ms here. */
-	copy_words(out, 0, offsetof(struct stats, rules) + (size_t)nrules * sizeof(struct figs_rule));
+	copy_words(out, 0, offsetof(struct stats, rules) + (size_t)S.nrules * sizeof(struct figs_rule));
 	copy_words(out, offsetof(struct stats, unmatched), sizeof(struct stats));
 	/* (Without the lock a thread's block can be missed or seen twice while
 	 * its thread starts or ends: only when the report runs in a signal
 	 * handler that interrupted the shim.) */
-	locked = spin_lock_bounded(&tlock, may_wait);
-	for (t = __atomic_load_n(&tlist, __ATOMIC_ACQUIRE); t; t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE))
+	locked = spin_lock_bounded(&S.tlock, may_wait);
+	for (t = __atomic_load_n(&S.tlist, __ATOMIC_ACQUIRE); t; t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE))
 		add_block(out, t);
 	if (locked)
-		spin_unlock(&tlock);
+		spin_unlock(&S.tlock);
 }
 
 const char *const note_texts[N_COUNT] = {
@@ -217,11 +220,11 @@ void stats_atfork(int who)
 {
 	int state;
 	if (who == FORK_PREPARE) {
-		spin_lock(&tlock);
+		spin_lock(&S.tlock);
 		return;
 	}
 	if (who == FORK_PARENT) {
-		spin_unlock(&tlock);
+		spin_unlock(&S.tlock);
 		return;
 	}
 	/* The child: only this thread exists, and it counts from zero.  Only
@@ -230,15 +233,15 @@ void stats_atfork(int who)
 	state = tl.state;
 	memset(g_stats.calls, 0, sizeof g_stats.calls);
 	memset(g_stats.failed, 0, sizeof g_stats.failed);
-	memset(g_stats.rules, 0, (size_t)nrules * sizeof g_stats.rules[0]);
+	memset(g_stats.rules, 0, (size_t)S.nrules * sizeof g_stats.rules[0]);
 	memset(g_stats.unmatched, 0, sizeof g_stats.unmatched);
 	g_stats.pf_minor = g_stats.pf_major = g_stats.notes = 0;
 	memset(&tl, 0, sizeof tl);
-	spin_init(&tlock);
-	tlist = NULL;
+	spin_init(&S.tlock);
+	S.tlist = NULL;
 	if (state == 1) {
 		tl.state = 1;
-		tlist = &tl;
+		S.tlist = &tl;
 	} else {
 		tl.state = state;
 	}

@@ -68,21 +68,26 @@ struct job {
 };
 
 static struct job jobs[JOBS];
-static spin_t jlock;
-static int nactive;           /* jobs with work left; read without the lock */
-static uint64_t next_seq;
-static uint32_t wake;         /* futex word: bumped when work arrives */
-static int nworkers, want_workers = 1, strategy;
-static int busy;              /* workers populating a chunk now */
+/* The module's state, in one place (its tables stand apart). */
+static struct {
+	spin_t jlock;
+	int nactive; /* jobs with work left; read without the lock */
+	uint64_t next_seq;
+	uint32_t wake; /* futex word: bumped when work arrives */
+	int nworkers;
+	int want_workers;
+	int strategy;
+	int busy; /* workers populating a chunk now */
+	int ninflight; /* how many; read without the lock */
+	uint64_t worker_faults; /* every worker's faults, published after each chunk */
+} S = { .want_workers = 1 };
 #define INFLIGHT 64
 static uintptr_t inflight[INFLIGHT][2]; /* chunks being populated (jlock) */
-static int ninflight;         /* how many; read without the lock */
-static uint64_t worker_faults; /* every worker's faults, published after each chunk */
 
 void worker_setup(unsigned workers, int strat)
 {
-	want_workers = workers ? (int)workers : 1;
-	strategy = strat;
+	S.want_workers = workers ? (int)workers : 1;
+	S.strategy = strat;
 }
 
 /* The oldest job with work left, or NULL.  Called with jlock held. */
@@ -99,7 +104,7 @@ static struct job *oldest(void)
 static void retire(struct job *j)
 {
 	j->active = 0;
-	__atomic_store_n(&nactive, nactive - 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.nactive, S.nactive - 1, __ATOMIC_RELAXED);
 }
 
 /* A chunk of work, claimed under the lock. */
@@ -114,10 +119,10 @@ struct claim {
 static int claim(struct claim *c)
 {
 	struct job *j;
-	spin_lock(&jlock);
+	spin_lock(&S.jlock);
 	j = oldest();
 	if (!j) {
-		spin_unlock(&jlock);
+		spin_unlock(&S.jlock);
 		return 0;
 	}
 	if (j->backward) {
@@ -138,7 +143,7 @@ static int claim(struct claim *c)
 	if (c->slot < INFLIGHT) {
 		inflight[c->slot][0] = c->s;
 		inflight[c->slot][1] = c->e;
-		__atomic_store_n(&ninflight, ninflight + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&S.ninflight, S.ninflight + 1, __ATOMIC_RELAXED);
 	}
 	c->floor = j->lo;
 	c->rule = j->rule;
@@ -147,7 +152,7 @@ static int claim(struct claim *c)
 	c->seq = j->seq;
 	if (j->lo >= j->hi)
 		retire(j);
-	spin_unlock(&jlock);
+	spin_unlock(&S.jlock);
 	return 1;
 }
 
@@ -157,7 +162,7 @@ static int claim(struct claim *c)
 static void overtaken(const struct claim *c, struct figs_rule *rs)
 {
 	int i;
-	spin_lock(&jlock);
+	spin_lock(&S.jlock);
 	for (i = 0; i < JOBS; i++) {
 		struct job *j = &jobs[i];
 		if (!j->active || j->seq != c->seq || j->rule != c->rule)
@@ -173,7 +178,7 @@ static void overtaken(const struct claim *c, struct figs_rule *rs)
 			st_add(&rs->leaps, 1);
 		}
 	}
-	spin_unlock(&jlock);
+	spin_unlock(&S.jlock);
 }
 
 /* The program is at this chunk (or, going down, at the one below it). */
@@ -197,7 +202,7 @@ static void do_chunk(const struct claim *c)
 	struct meter m;
 	uint64_t others, own, wf0, wf1;
 	int r, alone;
-	if (strategy != BG_TRAIL) {
+	if (S.strategy != BG_TRAIL) {
 		if (program_near(c)) { /* the program is here: leave the chunk to it */
 			st_add(&rs->program_first_bytes, len);
 			overtaken(c, rs);
@@ -207,16 +212,16 @@ static void do_chunk(const struct claim *c)
 		resident = os_resident_pages(c->s, c->e, page_size);
 		st_add(&rs->program_first_bytes, resident * page_size);
 	}
-	alone = __atomic_add_fetch(&busy, 1, __ATOMIC_ACQ_REL) == 1;
-	wf0 = __atomic_load_n(&worker_faults, __ATOMIC_ACQUIRE);
+	alone = __atomic_add_fetch(&S.busy, 1, __ATOMIC_ACQ_REL) == 1;
+	wf0 = __atomic_load_n(&S.worker_faults, __ATOMIC_ACQUIRE);
 	os_faults_self(&self0);
 	meter_start(&m, 1);
 	r = sys_madvise((void *)c->s, len, c->advice);
 	meter_read(&m, &mine, NULL);
 	os_faults_self(&self1);
 	own = mine.minor + mine.major;
-	wf1 = __atomic_add_fetch(&worker_faults, own, __ATOMIC_ACQ_REL);
-	alone &= __atomic_sub_fetch(&busy, 1, __ATOMIC_ACQ_REL) == 0 && wf1 - wf0 == own;
+	wf1 = __atomic_add_fetch(&S.worker_faults, own, __ATOMIC_ACQ_REL);
+	alone &= __atomic_sub_fetch(&S.busy, 1, __ATOMIC_ACQ_REL) == 0 && wf1 - wf0 == own;
 	stats_prefault_faults(rs, mine.minor, mine.major);
 	/* The program's threads' faults meanwhile: everyone's, less the workers'. */
 	others = (self1.minor + self1.major) - (self0.minor + self0.major);
@@ -230,9 +235,9 @@ static void do_chunk(const struct claim *c)
 	 * program must have taken more than one fault per other worker.
 	 * Without this, two workers on a huge-page job ran beside the program
 	 * for chunk after chunk (up to 1.2 faults per huge page in all). */
-	if (strategy != BG_TRAIL && !c->backward && others) {
+	if (S.strategy != BG_TRAIL && !c->backward && others) {
 		int huge = own * 8 < pages;
-		int nw = __atomic_load_n(&nworkers, __ATOMIC_RELAXED);
+		int nw = __atomic_load_n(&S.nworkers, __ATOMIC_RELAXED);
 		uint64_t extra = alone || nw < 2 ? 0 : (uint64_t)(nw - 1);
 		if (huge ? others >= 1 + extra : alone && others * 4 >= pages)
 			overtaken(c, rs);
@@ -250,24 +255,24 @@ static void *worker_main(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		uint32_t seen = __atomic_load_n(&wake, __ATOMIC_ACQUIRE);
+		uint32_t seen = __atomic_load_n(&S.wake, __ATOMIC_ACQUIRE);
 		struct claim c;
 		if (glue_leaving())
 			break;
 		if (claim(&c)) {
 			do_chunk(&c);
 			if (c.slot < INFLIGHT) {
-				spin_lock(&jlock);
+				spin_lock(&S.jlock);
 				inflight[c.slot][0] = inflight[c.slot][1] = 0;
-				__atomic_store_n(&ninflight, ninflight - 1, __ATOMIC_RELAXED);
-				spin_unlock(&jlock);
+				__atomic_store_n(&S.ninflight, S.ninflight - 1, __ATOMIC_RELAXED);
+				spin_unlock(&S.jlock);
 			}
 			continue;
 		}
-		if (glue_wait(&wake, seen, IDLE_NS) < 0 && !__atomic_load_n(&nactive, __ATOMIC_ACQUIRE))
+		if (glue_wait(&S.wake, seen, IDLE_NS) < 0 && !__atomic_load_n(&S.nactive, __ATOMIC_ACQUIRE))
 			break; /* idle: leave, and come back on the next need */
 	}
-	__atomic_sub_fetch(&nworkers, 1, __ATOMIC_ACQ_REL);
+	__atomic_sub_fetch(&S.nworkers, 1, __ATOMIC_ACQ_REL);
 	return NULL;
 }
 
@@ -279,28 +284,28 @@ int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advi
 	chunk &= ~(page_size - 1);
 	if (huge && chunk < HPAGE_SIZE) /* smaller, and our own huge page would look like the program's */
 		chunk = HPAGE_SIZE;
-	spin_lock(&jlock);
+	spin_lock(&S.jlock);
 	for (i = 0; i < JOBS && jobs[i].active; i++)
 		;
 	if (i == JOBS) {
-		spin_unlock(&jlock);
+		spin_unlock(&S.jlock);
 		return -1;
 	}
 	jobs[i].lo = start;
 	jobs[i].hi = start + len;
-	jobs[i].seq = next_seq++;
+	jobs[i].seq = S.next_seq++;
 	jobs[i].chunk = chunk;
 	jobs[i].rule = rule;
 	jobs[i].advice = advice;
 	jobs[i].backward = 0;
 	jobs[i].huge = huge;
 	jobs[i].active = 1;
-	__atomic_store_n(&nactive, nactive + 1, __ATOMIC_RELAXED);
-	spin_unlock(&jlock);
+	__atomic_store_n(&S.nactive, S.nactive + 1, __ATOMIC_RELAXED);
+	spin_unlock(&S.jlock);
 	st_add(&g_stats.rules[rule].queued_bytes, len);
-	__atomic_fetch_add(&wake, 1, __ATOMIC_RELEASE);
-	glue_spawn_upto(&nworkers, want_workers, worker_main, NULL, STACK, &wake);
-	glue_wake(&wake);
+	__atomic_fetch_add(&S.wake, 1, __ATOMIC_RELEASE);
+	glue_spawn_upto(&S.nworkers, S.want_workers, worker_main, NULL, STACK, &S.wake);
+	glue_wake(&S.wake);
 	return 0;
 }
 
@@ -308,9 +313,9 @@ void worker_cancel(uintptr_t a, size_t len)
 {
 	uintptr_t b = a + len;
 	int i;
-	if (!__atomic_load_n(&nactive, __ATOMIC_RELAXED) && !__atomic_load_n(&ninflight, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&S.nactive, __ATOMIC_RELAXED) && !__atomic_load_n(&S.ninflight, __ATOMIC_RELAXED))
 		return;
-	spin_lock(&jlock);
+	spin_lock(&S.jlock);
 	for (i = 0; i < JOBS; i++) {
 		struct job *j = &jobs[i];
 		uintptr_t old_hi;
@@ -332,7 +337,7 @@ void worker_cancel(uintptr_t a, size_t len)
 					jobs[k] = *j;
 					jobs[k].lo = b;
 					jobs[k].hi = old_hi;
-					__atomic_store_n(&nactive, nactive + 1, __ATOMIC_RELAXED);
+					__atomic_store_n(&S.nactive, S.nactive + 1, __ATOMIC_RELAXED);
 				} else {
 					st_add(&g_stats.rules[j->rule].cancelled_bytes, old_hi - b);
 				}
@@ -346,43 +351,43 @@ void worker_cancel(uintptr_t a, size_t len)
 		for (i = 0; i < INFLIGHT; i++)
 			if (inflight[i][1] > a && inflight[i][0] < b)
 				break;
-		spin_unlock(&jlock);
+		spin_unlock(&S.jlock);
 		if (i == INFLIGHT)
 			return;
 		sys_sched_yield();
-		spin_lock(&jlock);
+		spin_lock(&S.jlock);
 	}
 }
 
 uint64_t worker_left_bytes(int rule, int may_wait)
 {
 	uint64_t n = 0;
-	int i, locked = spin_lock_bounded(&jlock, may_wait);
+	int i, locked = spin_lock_bounded(&S.jlock, may_wait);
 	for (i = 0; i < JOBS; i++)
 		if (__atomic_load_n(&jobs[i].active, __ATOMIC_RELAXED) && jobs[i].rule == rule)
 			n += __atomic_load_n(&jobs[i].hi, __ATOMIC_RELAXED) - __atomic_load_n(&jobs[i].lo, __ATOMIC_RELAXED);
 	if (locked)
-		spin_unlock(&jlock);
+		spin_unlock(&S.jlock);
 	return n;
 }
 
 void worker_atfork(int who)
 {
 	if (who == FORK_PREPARE) {
-		spin_lock(&jlock);
+		spin_lock(&S.jlock);
 	} else if (who == FORK_PARENT) {
-		spin_unlock(&jlock);
+		spin_unlock(&S.jlock);
 	} else {
 		/* The parent's workers do not exist here, and its queue is its own.
 		 * (Untouched, when nothing was ever queued: no page to copy.) */
-		if (next_seq)
+		if (S.next_seq)
 			memset(jobs, 0, sizeof jobs);
-		if (ninflight)
+		if (S.ninflight)
 			memset(inflight, 0, sizeof inflight);
-		ninflight = 0;
-		busy = 0;
-		nactive = 0;
-		nworkers = 0;
-		spin_init(&jlock);
+		S.ninflight = 0;
+		S.busy = 0;
+		S.nactive = 0;
+		S.nworkers = 0;
+		spin_init(&S.jlock);
 	}
 }

@@ -8,6 +8,10 @@
 
 #define EXIT_USAGE 2
 
+/* libc_io.c: libc's file calls, for lib/ (io.h). */
+struct io;
+extern const struct io libc_io;
+
 /* paths.c: where the shim and the shipped policies are. */
 /* The shim's path as the loader may be handed it in LD_PRELOAD: where the
  * shim is, or, when that path holds a space, ':' or '$', a link to it in a

@@ -218,7 +218,7 @@ int load_policy_file(const char *path, const char *shown, struct policy *pol)
 	static char buf[POL_FILE_MAX + 2];
 	size_t n;
 	struct pol_error err;
-	int line, r = policy_file_read(path, buf, sizeof buf, &n);
+	int line, r = policy_file_read(path, buf, sizeof buf, &n, &libc_io);
 	if (r != PFR_OK) {
 		const char *why = policy_file_error(r);
 		fprintf(stderr, "%s: cannot use the policy: %s\n", tty_str(shown),

@@ -2,6 +2,7 @@
  * text_rule) line for line, so a report printed by the tool reads as one
  * the shim wrote itself. */
 #include "reports.h"
+#include "cli.h"
 #include "policy.h"
 #include "report_text.h"
 #include "sbuf.h"
@@ -417,7 +418,8 @@ void reports_print(int fd, const struct report_set *rs, pid_t root, const char *
 {
 	char buf[4096];
 	struct sbuf sb;
-	sb_init(&sb, buf, sizeof buf, fd);
+	sb_init(&sb, buf, sizeof buf, -1);
+	sb_bind(&sb, fd, &libc_io);
 	if (rs->n == 1)
 		print_one(&sb, rs->docs[0]);
 	else if (rs->n > 1)

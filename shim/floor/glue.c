@@ -160,12 +160,9 @@ int sys_getrlimit(int resource, struct rlimit *rl)
 int sys_getrusage(int who, struct rusage *ru) { return (int)sys6(SC_getrusage, who, (long)ru, 0, 0, 0, 0); }
 int sys_sched_yield(void) { return (int)sys6(SC_sched_yield, 0, 0, 0, 0, 0, 0); }
 int sys_nanosleep(const struct timespec *ts) { return (int)sys6(SC_nanosleep, (long)ts, 0, 0, 0, 0, 0); }
-/* shim/io.h, for the modules shared with the tool */
-int io_open(const char *path, int flags) { return sys_open(path, flags, 0); }
-long io_read(int fd, void *buf, size_t n) { return sys_read(fd, buf, n); }
-long io_write(int fd, const void *buf, size_t n) { return sys_write(fd, buf, n); }
-int io_close(int fd) { return sys_close(fd); }
-int io_fstat(int fd, struct stat *st) { return sys_fstat(fd, st); }
+/* lib/io.h: lib's file calls, as the shim makes them */
+static int io_open(const char *path, int flags) { return sys_open(path, flags, 0); }
+const struct io glue_io = { io_open, sys_read, sys_write, sys_close, sys_fstat };
 
 #define KSIGSET 8 /* the kernel's sigset: 64 signals */
 int sys_sigprocmask(int how, const sigset_t *set, sigset_t *old)
@@ -183,11 +180,18 @@ int sys_sigtimedwait(const sigset_t *set, const struct timespec *ts)
 /* dlsym needs a few hundred bytes; 256 KiB leaves room for other
  * libraries' early calls too. */
 char glue_boot_buf[BOOT_SIZE] __attribute__((aligned(64)));
-static size_t boot_used;
+/* The module's state, in one place (its tables stand apart). */
+static struct {
+	size_t boot_used;
+	int resolve_state; /* 0 unresolved, 1 resolving, 2 resolved */
+	int nwords;
+	int helpers; /* started, not yet returned */
+	uint32_t leaving; /* nonzero while glue_quiesce runs */
+} S;
 
 void *boot_alloc(size_t size, size_t align)
 {
-	size_t old = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), start, end;
+	size_t old = __atomic_load_n(&S.boot_used, __ATOMIC_RELAXED), start, end;
 	if (align < 16)
 		align = 16;
 	if (size > BOOT_SIZE || align > BOOT_SIZE / 2)
@@ -197,7 +201,7 @@ void *boot_alloc(size_t size, size_t align)
 		end = start + size;
 		if (end > BOOT_SIZE)
 			return NULL;
-	} while (!__atomic_compare_exchange_n(&boot_used, &old, end, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(&S.boot_used, &old, end, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	*(size_t *)(glue_boot_buf + start - sizeof(size_t)) = size;
 	return glue_boot_buf + start; /* zero: the arena is never reused */
 }
@@ -250,7 +254,6 @@ static void *const boot_stub[E_COUNT] = {
 	[E_free] = (void *)boot_free,
 };
 
-static int resolve_state; /* 0 unresolved, 1 resolving, 2 resolved */
 static TLS int in_dlsym;
 
 /* Resolve every entry once.  A second thread arriving mid-resolution looks
@@ -260,14 +263,14 @@ void *glue_resolve(enum entry e)
 {
 	int expect = 0;
 	void *p;
-	if (__atomic_load_n(&resolve_state, __ATOMIC_ACQUIRE) == 2) {
+	if (__atomic_load_n(&S.resolve_state, __ATOMIC_ACQUIRE) == 2) {
 		p = __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED);
 		return p == boot_stub[e] ? NULL : p;
 	}
 	if (in_dlsym)
 		return NULL;
 	in_dlsym = 1;
-	if (__atomic_compare_exchange_n(&resolve_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (__atomic_compare_exchange_n(&S.resolve_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		int i;
 		for (i = 0; i < E_COUNT; i++) {
 			void *f = dlsym(RTLD_NEXT, entry_names[i]);
@@ -276,7 +279,7 @@ void *glue_resolve(enum entry e)
 			if (f || !boot_stub[i])
 				__atomic_store_n(&glue_next[i], f, __ATOMIC_RELAXED);
 		}
-		__atomic_store_n(&resolve_state, 2, __ATOMIC_RELEASE);
+		__atomic_store_n(&S.resolve_state, 2, __ATOMIC_RELEASE);
 		p = __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED);
 		if (p == boot_stub[e])
 			p = NULL;
@@ -308,9 +311,6 @@ void glue_wake(uint32_t *w) { sys6(SC_futex, (long)w, FUTEX_WAKE_PRIVATE, 1 << 3
 
 #define WORDS 8
 static uint32_t *words[WORDS]; /* the futex words helpers sleep on */
-static int nwords;
-static int helpers;            /* started, not yet returned */
-static uint32_t leaving;       /* nonzero while glue_quiesce runs */
 
 struct start {
 	void *(*fn)(void *);
@@ -328,20 +328,20 @@ static void *helper_main(void *p)
 	__atomic_store_n(&start_used[s - starts], 0, __ATOMIC_RELEASE);
 	shim_guard = 1; /* everything this thread calls passes straight through */
 	fn(arg);
-	if (__atomic_sub_fetch(&helpers, 1, __ATOMIC_ACQ_REL) == 0)
-		glue_wake((uint32_t *)&helpers);
+	if (__atomic_sub_fetch(&S.helpers, 1, __ATOMIC_ACQ_REL) == 0)
+		glue_wake((uint32_t *)&S.helpers);
 	return NULL;
 }
 
 static void remember_word(uint32_t *w)
 {
-	int i, n = __atomic_load_n(&nwords, __ATOMIC_ACQUIRE);
+	int i, n = __atomic_load_n(&S.nwords, __ATOMIC_ACQUIRE);
 	for (i = 0; i < n; i++)
 		if (words[i] == w)
 			return;
 	if (n < WORDS) {
 		words[n] = w;
-		__atomic_store_n(&nwords, n + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&S.nwords, n + 1, __ATOMIC_RELEASE);
 	}
 }
 
@@ -357,7 +357,7 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 	 * which then reaches our wrapper with the guard up, and glibc). */
 	create = pthread_create;
 #endif
-	if (!create || __atomic_load_n(&leaving, __ATOMIC_ACQUIRE))
+	if (!create || __atomic_load_n(&S.leaving, __ATOMIC_ACQUIRE))
 		return -1;
 	if (word)
 		remember_word(word);
@@ -379,12 +379,12 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 	/* (glibc's own mask call: it keeps its internal signals unblocked) */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	sc_note(SC_rt_sigprocmask);
-	__atomic_add_fetch(&helpers, 1, __ATOMIC_ACQ_REL);
+	__atomic_add_fetch(&S.helpers, 1, __ATOMIC_ACQ_REL);
 	sc_note(SC_clone3);
 	if (create(&t, &attr, helper_main, &starts[i]) == 0) {
 		rc = 0;
 	} else {
-		__atomic_sub_fetch(&helpers, 1, __ATOMIC_ACQ_REL);
+		__atomic_sub_fetch(&S.helpers, 1, __ATOMIC_ACQ_REL);
 		__atomic_store_n(&start_used[i], 0, __ATOMIC_RELEASE);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -408,8 +408,8 @@ void glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_
 	}
 }
 
-int glue_leaving(void) { return __atomic_load_n(&leaving, __ATOMIC_ACQUIRE) != 0; }
-int glue_helpers(void) { return __atomic_load_n(&helpers, __ATOMIC_ACQUIRE); }
+int glue_leaving(void) { return __atomic_load_n(&S.leaving, __ATOMIC_ACQUIRE) != 0; }
+int glue_helpers(void) { return __atomic_load_n(&S.helpers, __ATOMIC_ACQUIRE); }
 
 /* Threads in this process, from /proc/self/stat (field 20), or -1. */
 static long threads_now(void)
@@ -442,8 +442,8 @@ int glue_quiesce(void)
 	if (!had)
 		return 0;
 	before = threads_now();
-	__atomic_add_fetch(&leaving, 1, __ATOMIC_ACQ_REL);
-	for (i = 0; i < __atomic_load_n(&nwords, __ATOMIC_ACQUIRE); i++) {
+	__atomic_add_fetch(&S.leaving, 1, __ATOMIC_ACQ_REL);
+	for (i = 0; i < __atomic_load_n(&S.nwords, __ATOMIC_ACQUIRE); i++) {
 		__atomic_add_fetch(words[i], 1, __ATOMIC_RELEASE);
 		glue_wake(words[i]);
 	}
@@ -452,7 +452,7 @@ int glue_quiesce(void)
 		int h = glue_helpers();
 		if (!h)
 			break;
-		glue_wait((uint32_t *)&helpers, (uint32_t)h, 1000000);
+		glue_wait((uint32_t *)&S.helpers, (uint32_t)h, 1000000);
 	}
 	/* A thread that has returned is gone from the process a moment later
 	 * (the kernel reaps it after clearing its tid): wait for that too. */
@@ -463,7 +463,7 @@ int glue_quiesce(void)
 			break;
 		sys_nanosleep(&ts);
 	}
-	__atomic_sub_fetch(&leaving, 1, __ATOMIC_ACQ_REL);
+	__atomic_sub_fetch(&S.leaving, 1, __ATOMIC_ACQ_REL);
 	return had;
 }
 
@@ -474,10 +474,10 @@ void glue_atfork_child(void)
 	memset(glue_sc, 0, sizeof glue_sc);
 	/* A thread of the parent that was resolving the next definitions is
 	 * gone: the next call here resolves them again. */
-	if (resolve_state == 1)
-		resolve_state = 0;
-	helpers = 0;
-	leaving = 0;
+	if (S.resolve_state == 1)
+		S.resolve_state = 0;
+	S.helpers = 0;
+	S.leaving = 0;
 	for (i = 0; i < STARTS; i++)
 		start_used[i] = 0;
 }

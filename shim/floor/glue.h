@@ -150,6 +150,8 @@ int sys_nanosleep(const struct timespec *ts);
 int sys_sigprocmask(int how, const sigset_t *set, sigset_t *old);
 int sys_sigpending(sigset_t *set);
 int sys_sigtimedwait(const sigset_t *set, const struct timespec *ts);
+/* These, as lib/io.h's calls, for lib's modules. */
+extern const struct io glue_io;
 
 /* ---- the thread guard ---- */
 

@@ -62,8 +62,14 @@ void meter_read(const struct meter *m, struct faults *f, uint64_t *ns)
 /* ---- transparent huge pages: which sizes a fault may give ---- */
 
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage/"
-static int thp_state;              /* 0 not read, 1 reading, 2 read */
-static size_t thp_least[2];        /* least large page size: [0] unadvised, [1] advised (0: none) */
+/* The module's state, in one place (its tables stand apart). */
+static struct {
+	int thp_state; /* 0 not read, 1 reading, 2 read */
+	size_t thp_least[2]; /* least large page size: [0] unadvised, [1] advised (0: none) */
+	int cg_levels;
+	int cg_state; /* 0: not looked for, 1: being found, 2: found */
+	struct fdid stderr_id; /* fd 2 as the process started with it */
+} S;
 
 /* "always [madvise] never" -> 2, 1, 0; "inherit" -> -1; unknown -> 2 (the safe side). */
 static int thp_mode(const char *path)
@@ -110,24 +116,24 @@ static void thp_read(void)
 			mode = top;
 		for (i = 0; i < 2; i++)
 			if (mode == 2 || (mode == 1 && i == 1))
-				if (!thp_least[i] || size < thp_least[i])
-					thp_least[i] = size;
+				if (!S.thp_least[i] || size < S.thp_least[i])
+					S.thp_least[i] = size;
 	}
 }
 
 int os_large_pages_possible(size_t len, int advised)
 {
-	int st = __atomic_load_n(&thp_state, __ATOMIC_ACQUIRE), expect = 0;
+	int st = __atomic_load_n(&S.thp_state, __ATOMIC_ACQUIRE), expect = 0;
 	size_t least;
 	if (st != 2) {
 		/* Never wait for another thread here (it may be stopped, or be
 		 * the one a signal interrupted): until it is read, say yes. */
-		if (st == 1 || !__atomic_compare_exchange_n(&thp_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (st == 1 || !__atomic_compare_exchange_n(&S.thp_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return 1;
 		thp_read();
-		__atomic_store_n(&thp_state, 2, __ATOMIC_RELEASE);
+		__atomic_store_n(&S.thp_state, 2, __ATOMIC_RELEASE);
 	}
-	least = thp_least[advised ? 1 : 0];
+	least = S.thp_least[advised ? 1 : 0];
 	return least && len >= least;
 }
 
@@ -206,7 +212,6 @@ uint64_t os_mem_available(void)
  * question may come from a thread with a 16 KiB stack. */
 #define CG_LEVELS 8
 static char cg_limit[CG_LEVELS][300], cg_usage[CG_LEVELS][300];
-static int cg_levels, cg_state; /* 0: not looked for, 1: being found, 2: found */
 static char cg_text[64 * 1024], cg_mnt[256], cg_rel[1024];
 
 /* The mount point of the memory controller: cgroup2, or cgroup v1 with the
@@ -248,12 +253,12 @@ static void cgroup_find(void);
 int os_cgroup_init(void)
 {
 	int expect = 0;
-	if (__atomic_load_n(&cg_state, __ATOMIC_ACQUIRE) == 2)
+	if (__atomic_load_n(&S.cg_state, __ATOMIC_ACQUIRE) == 2)
 		return 1;
-	if (!__atomic_compare_exchange_n(&cg_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(&S.cg_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return 0;
 	cgroup_find();
-	__atomic_store_n(&cg_state, 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&S.cg_state, 2, __ATOMIC_RELEASE);
 	return 1;
 }
 
@@ -261,17 +266,17 @@ void os_atfork(int who)
 {
 	if (who != FORK_CHILD)
 		return;
-	if (cg_state == 1)
-		cg_state = 0;
-	if (thp_state == 1)
-		thp_state = 0;
+	if (S.cg_state == 1)
+		S.cg_state = 0;
+	if (S.thp_state == 1)
+		S.thp_state = 0;
 }
 
 static void cgroup_find(void)
 {
 	char *line, *save = NULL;
 	int v2 = 0, found = 0;
-	cg_levels = 0;
+	S.cg_levels = 0;
 	if (os_read_file("/proc/self/cgroup", cg_text, sizeof cg_text) < 0)
 		return;
 	for (line = strtok_r(cg_text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -297,14 +302,14 @@ static void cgroup_find(void)
 		return;
 	for (;;) {
 		size_t n = strlen(cg_rel);
-		if (cg_levels < CG_LEVELS && strlen(cg_mnt) + n + 32 < sizeof cg_limit[0]) {
-			char *l = cg_limit[cg_levels], *u = cg_usage[cg_levels];
+		if (S.cg_levels < CG_LEVELS && strlen(cg_mnt) + n + 32 < sizeof cg_limit[0]) {
+			char *l = cg_limit[S.cg_levels], *u = cg_usage[S.cg_levels];
 			strcpy(l, cg_mnt);
 			strcat(l, n > 1 ? cg_rel : "");
 			strcpy(u, l);
 			strcat(l, v2 ? "/memory.max" : "/memory.limit_in_bytes");
 			strcat(u, v2 ? "/memory.current" : "/memory.usage_in_bytes");
-			cg_levels++;
+			S.cg_levels++;
 		}
 		if (n <= 1)
 			break;
@@ -322,7 +327,7 @@ uint64_t os_cgroup_room(void)
 {
 	uint64_t best = UINT64_MAX;
 	int i;
-	for (i = 0; i < cg_levels; i++) {
+	for (i = 0; i < S.cg_levels; i++) {
 		char val[32];
 		uint64_t max, cur;
 		if (os_read_file(cg_limit[i], val, sizeof val) <= 0 || val[0] < '0' || val[0] > '9')
@@ -413,10 +418,9 @@ int os_fd_same(int fd, const struct fdid *id)
 	return id->ok && sys_fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
-static struct fdid stderr_id; /* fd 2 as the process started with it */
 
-void os_stderr_remember(void) { os_fd_identity(2, &stderr_id); }
-int os_stderr_same(void) { return os_fd_same(2, &stderr_id); }
+void os_stderr_remember(void) { os_fd_identity(2, &S.stderr_id); }
+int os_stderr_same(void) { return os_fd_same(2, &S.stderr_id); }
 
 void os_warn(const char *line)
 {
