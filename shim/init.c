@@ -241,6 +241,7 @@ void shim_init(void)
 	prog = program_invocation_short_name;
 	copy_str(pinfo.program, sizeof pinfo.program, prog && *prog ? prog : "?");
 	settings_read(&S.set);
+	os_socket_remember(S.set.report_fd);
 	if ((pol = S.set.policy)) {
 		if (load_policy(pol) < 0) { /* a bad policy: the program runs exactly as without us */
 			pass();
@@ -363,6 +364,23 @@ static void atfork_child(void)
 
 /* ---- the report ---- */
 
+/* The report could not be a file where the tool asked (permission, a
+ * sandbox, a chroot): through the tool's socket instead, if there is one.
+ * 1 if it went. */
+static int deliver(const char *path, int json)
+{
+	static char text[1 << 17];
+	const char *name = strrchr(path, '/');
+	long n;
+	int err = errno;
+	n = report_render(text, sizeof text, json, &pinfo, S.have_policy ? &g_pol : NULL, S.may_wait);
+	if (n < 0 || os_socket_send(name ? name + 1 : path, text, (size_t)n) != 0) {
+		errno = err;
+		return 0;
+	}
+	return 1;
+}
+
 static void report_to_file(void)
 {
 	static char path[PATH_MAX + 64];
@@ -380,6 +398,8 @@ static void report_to_file(void)
 	n = strlen(path);
 	json = n > 5 && !strcmp(path + n - 5, ".json");
 	fd = os_open_report(path);
+	if (fd < 0 && errno != EEXIST && deliver(path, json))
+		return; /* (it could not be a file here: it went to the tool) */
 	if (fd < 0) {
 		if (!S.report_quiet)
 			warn("cannot write the report to ", path, ": ",

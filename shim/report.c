@@ -244,6 +244,20 @@ static void write_json(struct sbuf *sb, const struct figs_proc *p)
 	sb_str(sb, "]}\n");
 }
 
+long report_render(char *out, size_t cap, int json, const struct proc_info *pi, const struct policy *pol,
+                   int may_wait)
+{
+	struct sbuf sb;
+	gather(pi, pol, may_wait);
+	sb_init(&sb, out, cap, -1);
+	if (json)
+		write_json(&sb, &figs);
+	else
+		rt_process(&sb, &figs);
+	sb_cstr(&sb);
+	return sb.trunc ? -1 : (long)strlen(out);
+}
+
 int report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol, int may_wait)
 {
 	struct sbuf sb;

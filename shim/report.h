@@ -22,4 +22,7 @@ struct proc_info {
 
 /* 0, or -1 with errno set when a write failed (the report is incomplete). */
 int report_write(int fd, int json, const struct proc_info *pi, const struct policy *pol, int may_wait);
+/* The same report in memory: its length, or -1 if it does not fit in cap. */
+long report_render(char *buf, size_t cap, int json, const struct proc_info *pi, const struct policy *pol,
+                   int may_wait);
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -197,7 +198,24 @@ static void follow_stop(pid_t child, int sig)
  * second later made to. */
 #define GRACE_S 1.0
 
-static void __attribute__((noreturn)) in_child(const struct child_spec *spec, int report_fd)
+/* The socket's end in the program: high, where programs do not look for
+ * a descriptor of their own (and not inherited by ours: CLOEXEC is off
+ * only on this one). */
+static void give_socket(int s)
+{
+	struct rlimit rl;
+	char num[16];
+	int lo = 3, fd;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 64)
+		lo = (int)(rl.rlim_cur - 16 < 1000 ? rl.rlim_cur - 16 : 1000);
+	fd = fcntl(s, F_DUPFD, lo);
+	if (fd < 0)
+		return;
+	snprintf(num, sizeof num, "%d", fd);
+	setenv("PREFAULT_REPORT_FD", num, 1);
+}
+
+static void __attribute__((noreturn)) in_child(const struct child_spec *spec, int report_fd, int sock)
 {
 	int src[3] = { spec->fd_in, spec->fd_out, spec->fd_err }, tmp[3], i, e;
 	/* Move the caller's files out of the way first: one of them may sit on
@@ -209,6 +227,10 @@ static void __attribute__((noreturn)) in_child(const struct child_spec *spec, in
 			_exit(126);
 	if (spec->in_child)
 		spec->in_child(spec->arg);
+	if (sock >= 0)
+		give_socket(sock);
+	else
+		unsetenv("PREFAULT_REPORT_FD");
 	/* If the tool is killed outright (SIGKILL, which it cannot pass on),
 	 * the program goes with it, as it would had it been killed itself. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -276,10 +298,46 @@ static void wait_end(pid_t pid)
 void child_set_deadline(double t) { deadline = t; }
 int child_timed_out(void) { return timed_out; }
 
+/* What came through the socket: each message is "NAME\n" and the file's
+ * text; NAME is written into dir (a plain file name: no '/', no "..", and
+ * only what the shim writes: *.json or *.prof).  Read once the program has
+ * ended, without waiting. */
+static void collect(int s, const char *dir)
+{
+	static char msg[1 << 18];
+	for (;;) {
+		ssize_t n = recv(s, msg, sizeof msg - 1, MSG_DONTWAIT);
+		char *nl, *path;
+		size_t len;
+		int fd;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		msg[n] = '\0';
+		nl = memchr(msg, '\n', (size_t)n);
+		if (!nl)
+			continue;
+		*nl = '\0';
+		len = strlen(msg);
+		if (!len || strchr(msg, '/') || msg[0] == '.' ||
+		    (!(len > 5 && !strcmp(msg + len - 5, ".json")) && !(len > 5 && !strcmp(msg + len - 5, ".prof"))))
+			continue;
+		if (asprintf(&path, "%s/%s", dir, msg) < 0)
+			continue;
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			write_all(fd, nl + 1, (size_t)(msg + n - (nl + 1)));
+			close(fd);
+		}
+		free(path);
+	}
+}
+
 int child_run(const struct child_spec *spec, struct child_result *r)
 {
 	sigset_t block, old;
-	int p[2], i, e;
+	int p[2], i, e, sock[2] = { -1, -1 };
 	double t0;
 	pid_t pid;
 	ssize_t n;
@@ -299,6 +357,12 @@ int child_run(const struct child_spec *spec, struct child_result *r)
 		errno = e;
 		return -1;
 	}
+	if (spec->collect && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) == 0) {
+		int big = 1 << 20; /* (the kernel caps it at rmem_max) */
+		sock[0] = high_fd(sock[0]);
+		sock[1] = high_fd(sock[1]);
+		setsockopt(sock[0], SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+	}
 	/* Held off across fork: a signal for the program must find its pid.
 	 * SIGCHLD stays held until the program has ended: wait_end takes it
 	 * with sigtimedwait. */
@@ -312,12 +376,18 @@ int child_run(const struct child_spec *spec, struct child_result *r)
 	pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		in_child(spec, p[1]);
+		if (sock[0] >= 0)
+			close(sock[0]);
+		in_child(spec, p[1], sock[1]);
 	}
 	e = errno;
 	close(p[1]);
+	if (sock[1] >= 0)
+		close(sock[1]);
 	if (pid < 0) {
 		close(p[0]);
+		if (sock[0] >= 0)
+			close(sock[0]);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		errno = e;
 		return -1;
@@ -341,9 +411,15 @@ int child_run(const struct child_spec *spec, struct child_result *r)
 	while (wait4(pid, &r->status, 0, &r->ru) < 0)
 		if (errno != EINTR) {
 			sigprocmask(SIG_SETMASK, &old, NULL);
+			if (sock[0] >= 0)
+				close(sock[0]);
 			return -1;
 		}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (sock[0] >= 0) {
+		collect(sock[0], spec->collect);
+		close(sock[0]);
+	}
 	r->timed_out = timed_out;
 	last_signal = WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0;
 	return 0;

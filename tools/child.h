@@ -4,8 +4,9 @@
  * The program must see what it would see without us between it and its
  * caller:
  *  - its stdin, stdout and stderr are ours (or the files a caller gives),
- *    and no other descriptor of ours: everything the tool opens is
- *    O_CLOEXEC, and so is the pipe that tells us whether exec worked;
+ *    and no other descriptor of ours but the report socket (collect,
+ *    below): everything the tool opens is O_CLOEXEC, and so is the pipe
+ *    that tells us whether exec worked;
  *  - the signal dispositions and mask it inherits are the ones the tool was
  *    started with (an ignored SIGINT stays ignored, as under nohup);
  *  - it stays in our process group, so the terminal's Ctrl-C and Ctrl-Z
@@ -49,6 +50,13 @@ struct child_spec {
 	int fd_in, fd_out, fd_err;   /* -1: the tool's own; else becomes 0, 1 or 2 */
 	void (*in_child)(void *arg); /* after fork, before exec: environment changes */
 	void *arg;
+	/* Where the shim's reports and profiles go (NULL: nowhere of ours).
+	 * The program also gets a socket (PREFAULT_REPORT_FD): a process that
+	 * cannot write a file there (it dropped its privileges, sandboxed
+	 * itself, or went into a chroot) sends its file through it, and
+	 * child_run writes what came into this directory once the program
+	 * has ended.  The one descriptor of ours the program has. */
+	const char *collect;
 };
 
 struct child_result {

@@ -125,6 +125,7 @@ int cmd_run(const struct command *self, int argc, char **argv)
 	memset(&spec, 0, sizeof spec);
 	spec.argv = argv + i;
 	spec.fd_in = spec.fd_out = spec.fd_err = -1;
+	spec.collect = dir; /* (reports of processes that cannot write there) */
 	if (child_run(&spec, &r) < 0) {
 		fprintf(stderr, "prefault run: cannot start %s: %s\n", tty_str(argv[i]), strerror(errno));
 		if (dir)

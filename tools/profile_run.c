@@ -105,6 +105,7 @@ int profile_program(char **cmd, int fd_in, int fd_out, int fd_err, struct profil
 	cs.fd_err = fd_err;
 	cs.in_child = set_profile_env;
 	cs.arg = spec;
+	cs.collect = dir; /* (profiles of processes that cannot write there) */
 	if (child_run(&cs, &cr) < 0) {
 		int e = errno;
 		scratch_clean(dir, 1);

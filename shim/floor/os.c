@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,7 +70,11 @@ static struct {
 	int cg_levels;
 	int cg_state; /* 0: not looked for, 1: being found, 2: found */
 	struct fdid stderr_id; /* fd 2 as the process started with it */
-} S;
+	int sock_fd;           /* the tool's socket, or -1 */
+	struct fdid sock_id;
+} S = {
+	.sock_fd = -1,
+};
 
 /* "always [madvise] never" -> 2, 1, 0; "inherit" -> -1; unknown -> 2 (the safe side). */
 static int thp_mode(const char *path)
@@ -420,6 +425,37 @@ int os_fd_same(int fd, const struct fdid *id)
 
 
 void os_stderr_remember(void) { os_fd_identity(2, &S.stderr_id); }
+
+void os_socket_remember(const char *fd_text)
+{
+	struct stat st;
+	long fd = 0;
+	S.sock_fd = -1;
+	if (!fd_text || !*fd_text)
+		return;
+	for (; *fd_text >= '0' && *fd_text <= '9' && fd < 1 << 20; fd_text++)
+		fd = fd * 10 + (*fd_text - '0');
+	if (*fd_text || fd < 3 || sys_fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+		return;
+	S.sock_fd = (int)fd;
+	os_fd_identity((int)fd, &S.sock_id);
+}
+
+int os_socket_send(const char *name, const char *text, size_t len)
+{
+	static char msg[1 << 18]; /* (one file at a time: the report, then the profile) */
+	size_t n = strlen(name);
+	/* Still the tool's socket?  A program that closed its descriptors and
+	 * opened another on the number gets nothing of ours. */
+	if (S.sock_fd < 0 || !os_fd_same(S.sock_fd, &S.sock_id) || n + 1 + len > sizeof msg) {
+		errno = ENOTCONN;
+		return -1;
+	}
+	memcpy(msg, name, n);
+	msg[n] = '\n';
+	memcpy(msg + n + 1, text, len);
+	return sys_n(SC_sendto, S.sock_fd, (long)msg, (long)(n + 1 + len), MSG_DONTWAIT | MSG_NOSIGNAL, 0, 0) < 0 ? -1 : 0;
+}
 int os_stderr_same(void) { return os_fd_same(2, &S.stderr_id); }
 
 void os_warn(const char *line)

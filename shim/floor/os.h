@@ -77,6 +77,14 @@ void os_stderr_remember(void);
 int os_stderr_same(void);
 void os_warn(const char *line);
 
+/* The tool's socket (PREFAULT_REPORT_FD: see tools/child.h), for a file the
+ * process cannot write where the tool asked (it dropped its privileges,
+ * sandboxed itself, went into a chroot).  os_socket_remember at start-up
+ * (one fstat, and only under the tool); os_socket_send delivers one file,
+ * "NAME\n" and its text, as one message, without waiting: 0, or -1. */
+void os_socket_remember(const char *fd_text);
+int os_socket_send(const char *name, const char *text, size_t len);
+
 /* Which open file an fd is, to tell later whether the fd still is it. */
 struct fdid {
 	dev_t dev;
