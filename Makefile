@@ -2,6 +2,7 @@
 #
 #   make                 build/libprefault.so and build/prefault
 #   make test            the bats suite (tests/*.bats)
+#   make test-kselftest  Linux's mm selftests without and under the shim
 #   make unit            the unit tests of the decision rules (also run by make test)
 #   make install         PREFIX=/usr/local DESTDIR= honoured
 #   make V=1             show the full commands
@@ -257,6 +258,15 @@ test-cpython: all
 test-real: all
 	$(Q)sh tests/real.sh $(BUILD)
 
+# Linux's own memory selftests (tools/testing/selftests/mm of Debian's
+# linux-source-6.12, unpacked and built into $(BUILD)/kselftest: nothing of the
+# kernel's is kept here) without the shim, then under it with an empty policy,
+# every shipped policy, the aggressive one and recycle-everything; any
+# difference not listed in tests/kselftest.exceptions fails (root; 5 minutes).
+test-kselftest: all
+	$(Q)sh tests/kselftest-build.sh $(BUILD)
+	$(Q)sh tests/kselftest.sh $(BUILD)
+
 # The suite against sanitized builds of the shim: UBSan alone (every test),
 # then ASan+UBSan and TSan with their runtime preloaded first (tests that the
 # runtime's own malloc, mlock, vfork or interceptors change skip themselves).
@@ -315,6 +325,6 @@ clean:
 
 -include $(SHIM_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
-.PHONY: all probes unit test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python \
+.PHONY: all probes unit test test-cpython test-real test-kselftest test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python \
 	bench-observe bench-pyperf bench-tune
 .DELETE_ON_ERROR:
