@@ -159,11 +159,15 @@ static int p_mlockall(struct ctx *c, struct word *w, int nw)
 			f |= MCL_CURRENT;
 		else if (weq(&w[i], "future"))
 			f |= MCL_FUTURE;
+		else if (weq(&w[i], "onfault"))
+			f |= MCL_ONFAULT;
 		else if (weq(&w[i], "no") && nw == 1)
 			f = 0;
 		else
-			return fail_word(c, "unknown mlockall mode ", &w[i], " (expected current, future, or no)");
+			return fail_word(c, "unknown mlockall mode ", &w[i], " (expected current, future, onfault, or no)");
 	}
+	if (f == MCL_ONFAULT)
+		return fail(c, c->line, "mlockall: onfault goes with current or future (it locks their pages as they are touched)", NULL, NULL);
 	c->pol->mlockall = f;
 	return 0;
 }

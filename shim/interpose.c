@@ -400,7 +400,15 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 	va_end(ap);
 	if (unlikely(request == UFFDIO_REGISTER) && arg && shim_on()) {
 		const struct uffdio_register *r = arg;
-		pf_uffd((void *)(uintptr_t)r->range.start, (size_t)r->range.len, (r->mode & UFFDIO_REGISTER_MODE_MISSING) != 0);
+		pf_uffd((void *)(uintptr_t)r->range.start, (size_t)r->range.len, (r->mode & UFFDIO_REGISTER_MODE_MISSING) != 0,
+		        (r->mode & UFFDIO_REGISTER_MODE_MINOR) != 0);
+	}
+	if (unlikely(request == UFFDIO_UNREGISTER) && arg && shim_on()) {
+		const struct uffdio_range *r = arg;
+		int rc = f ? f(fd, request, arg) : (int)sys_call(SYS_ioctl, (long)fd, (long)request, (long)arg, 0, 0, 0);
+		if (rc == 0)
+			pf_uffd_unregistered((void *)(uintptr_t)r->start, (size_t)r->len);
+		return rc;
 	}
 	return f ? f(fd, request, arg) : (int)sys_call(SYS_ioctl, (long)fd, (long)request, (long)arg, 0, 0, 0);
 }

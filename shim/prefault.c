@@ -34,8 +34,7 @@ static struct {
 	int program_locks_all; /* the program called mlockall itself */
 	int recyclers; /* the policy has a recycle rule */
 	spin_t plock;
-	int nplocks;
-	int plocks_overflow;
+	int kernel_aligns; /* 2 MiB-multiple anonymous mappings come aligned: 1 yes, -1 no, 0 not seen */
 } S = { .populate_ok = 1, .thp_ok = 1 };
 
 static int mlockall_give_way(void);
@@ -96,10 +95,13 @@ static void apply_mlockall(int flags)
 		__typeof__(mlockall) *f = REAL(mlockall);
 		if (f)
 			sc_note(SC_mlockall);
-		if ((f ? f(flags) : (int)sys_n(SC_mlockall, flags, 0, 0, 0, 0, 0)) == 0)
+		if ((f ? f(flags) : (int)sys_n(SC_mlockall, flags, 0, 0, 0, 0, 0)) == 0) {
 			S.locked_all = flags;
-		else
+		} else {
+			/* (it may have locked some mappings before it failed) */
+			sys_n(SC_munlockall, 0, 0, 0, 0, 0, 0);
 			stats_note(N_MLOCK_FAILED);
+		}
 	}
 }
 
@@ -347,6 +349,9 @@ static void step_lock(struct act *x)
 	if (lock_ours(x->start, x->len) == 0) {
 		x->rflags |= RF_LOCKED;
 	} else {
+		/* (mlock fails after locking when populating fails: undone, or
+		 * the program's MADV_DONTNEED would meet a lock nobody knows) */
+		unlock_ours(x->start, x->len);
 		st_add(&x->rs->skip_failed, 1);
 		stats_note(N_MLOCK_FAILED);
 	}
@@ -397,6 +402,8 @@ static void step_track(struct act *x, const void *key)
 		st_add(&x->rs->prefaulted_bytes, x->len);
 	if (x->resident || x->queued || (x->pl->recycled_resident != (size_t)-1 && x->pl->recycled_resident))
 		x->rflags |= RF_MADE;
+	if (x->rq->mk & MK_SHARED)
+		x->rflags |= RF_SHARED;
 	if (!x->charge && !(x->rflags & RF_RECYCLE))
 		return;
 	reg.start = (uintptr_t)x->start;
@@ -479,10 +486,13 @@ static void apply(const struct request *rq, struct plan *pl, void *start, size_t
 
 /* ---- the program gives memory back, or changes it ---- */
 
+static void uffd_gone(uintptr_t s, uintptr_t e);
+
 static void unmapped(void *addr, size_t len)
 {
 	worker_cancel((uintptr_t)addr, len);
 	regions_forget((uintptr_t)addr, len);
+	uffd_gone((uintptr_t)addr, (uintptr_t)addr + len);
 }
 
 /* ---- the mmap family ---- */
@@ -512,6 +522,15 @@ int pf_give_way(void)
 	return gave;
 }
 
+static void *map_plain(__typeof__(mmap) *f, struct plan *pl, void *addr, size_t len, int prot, int flags, int fd,
+                       off_t off)
+{
+	void *p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
+	if (p == MAP_FAILED && (errno == ENOMEM || errno == EAGAIN) && pf_give_way())
+		p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
+	return p;
+}
+
 /* The real mmap, placed on a 2 MiB boundary when the plan says so, and
  * tried again once after an ENOMEM with the kept regions given back (they
  * count against RLIMIT_AS and overcommit). */
@@ -519,12 +538,28 @@ static void *map_real(enum entry e, struct plan *pl, void *addr, size_t len, int
                       off_t off)
 {
 	__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
-	void *p = MAP_FAILED;
 	if (!f)
 		return sys_mmap(addr, len, prot, flags, fd, off);
 	if (pl->align_huge) {
 		size_t span = PAGE_UP(len) + HPAGE_SIZE, head;
-		char *q = f(NULL, span, prot, flags, fd, off), *a;
+		char *q, *a;
+		/* Linux 6.7+ places an anonymous mapping of a 2 MiB multiple on a
+		 * 2 MiB boundary itself, with no holes between neighbours (so they
+		 * still merge: a program that maps thousands of them stays under
+		 * vm.max_map_count).  Take its placement when it is aligned. */
+		int seen = __atomic_load_n(&S.kernel_aligns, __ATOMIC_RELAXED);
+		if (!(len & (HPAGE_SIZE - 1)) && seen >= 0) {
+			q = map_plain(f, pl, NULL, len, prot, flags, fd, off);
+			if (q == MAP_FAILED || !((uintptr_t)q & (HPAGE_SIZE - 1))) {
+				if (q != MAP_FAILED && !seen)
+					__atomic_store_n(&S.kernel_aligns, 1, __ATOMIC_RELAXED);
+				return q;
+			}
+			sys_munmap(q, len);
+			if (!seen) /* an older kernel: do not ask it again */
+				__atomic_store_n(&S.kernel_aligns, -1, __ATOMIC_RELAXED);
+		}
+		q = f(NULL, span, prot, flags, fd, off);
 		if (q != MAP_FAILED) {
 			a = (char *)(((uintptr_t)q + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1));
 			head = (size_t)(a - q);
@@ -535,10 +570,7 @@ static void *map_real(enum entry e, struct plan *pl, void *addr, size_t len, int
 			return a;
 		} /* no room for the slack: a plain mapping */
 	}
-	p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
-	if (p == MAP_FAILED && (errno == ENOMEM || errno == EAGAIN) && pf_give_way())
-		p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
-	return p;
+	return map_plain(f, pl, addr, len, prot, flags, fd, off);
 }
 
 void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd, off_t off, const void *ret)
@@ -579,7 +611,8 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	 * lock) a reservation whole at once: an 8 GiB sparse table would take
 	 * 8 GiB.  Around this one call, future mappings are locked as they are
 	 * touched instead (the program's own mlockall is left as it is). */
-	lazy = p == MAP_FAILED && (flags & MAP_NORESERVE) && (S.locked_all & MCL_FUTURE) && !S.program_locks_all;
+	lazy = p == MAP_FAILED && (flags & MAP_NORESERVE) && (S.locked_all & MCL_FUTURE) &&
+	       !(S.locked_all & MCL_ONFAULT) && !S.program_locks_all;
 	if (lazy)
 		sys_n(SC_mlockall, MCL_FUTURE | MCL_ONFAULT, 0, 0, 0, 0, 0);
 	guard_leave(g);
@@ -637,10 +670,32 @@ int pf_munmap(void *addr, size_t len)
 	return f ? f(addr, len) : sys_munmap(addr, len);
 }
 
+/* After mremap moved a range the shim had locked: remember it where it is
+ * now (the kernel kept the lock, and locked what it grew by), charged to
+ * the budget again; past the budget, or with no room to track it, the lock
+ * is given back.  (MREMAP_DONTUNMAP leaves the old range unlocked.) */
+static void moved_locked(void *p, size_t len)
+{
+	struct region reg;
+	memset(&reg, 0, sizeof reg);
+	reg.start = (uintptr_t)p;
+	reg.end = (uintptr_t)p + len;
+	reg.flags = RF_LOCKED;
+	if (budget_reserve(len)) {
+		reg.charged = len;
+		if (regions_add(&reg) == 0)
+			return;
+		budget_release(len);
+	}
+	unlock_ours(p, len);
+}
+
 void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr, const void *ret)
 {
 	void *(*f)(void *, size_t, size_t, int, ...) = REAL(mremap);
 	void *r;
+	uintptr_t one[1][2];
+	int ours;
 	struct guard g = guard_enter();
 	stats_call(E_mremap);
 	if (unlikely(S.profile_on))
@@ -652,9 +707,12 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	/* A kept region there is not the program's: the kernel must answer as
 	 * it would (EFAULT for a range the program unmapped). */
 	recycle_release_range((uintptr_t)old, PAGE_UP(oldlen));
-	/* What the shim locked there goes back before it moves: the program
-	 * would not know it to unlock, and it would hold its RLIMIT_MEMLOCK. */
-	regions_unlock((uintptr_t)old, PAGE_UP(oldlen));
+	/* A range the shim locked moves locked, as the kernel moves it (a
+	 * mapping that grows locked merges with its locked neighbours, as it
+	 * would if the program had locked it): its record moves after the
+	 * call.  (mremap works within one mapping, so the range is locked
+	 * whole or not at all.) */
+	ours = !S.program_locks_all && regions_locked_in((uintptr_t)old, PAGE_UP(oldlen), one, 1) > 0;
 	unmapped(old, PAGE_UP(oldlen));
 	if (PAGE_UP(newlen) > PAGE_UP(oldlen)) /* growing in place needs what follows */
 		recycle_release_range((uintptr_t)old + PAGE_UP(oldlen), PAGE_UP(newlen) - PAGE_UP(oldlen));
@@ -664,6 +722,22 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	}
 	guard_leave(g);
 	r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+	if (r == MAP_FAILED && (errno == EAGAIN || errno == ENOMEM) && (ours || pf_give_way())) {
+		/* Growing a locked mapping counts against RLIMIT_MEMLOCK: the
+		 * shim's lock must not be why the program's call fails. */
+		if (ours)
+			unlock_ours(old, PAGE_UP(oldlen));
+		ours = 0;
+		r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+	}
+	if (ours) {
+		g = guard_enter(); /* (keeps the real call's errno) */
+		if (r != MAP_FAILED)
+			moved_locked(r, PAGE_UP(newlen));
+		else /* nothing moved: the old range is still locked */
+			moved_locked(old, PAGE_UP(oldlen));
+		guard_leave(g);
+	}
 	if (unlikely(S.profile_on) && r != MAP_FAILED) {
 		g = guard_enter();
 		profile_map((uintptr_t)r, PAGE_UP(newlen), CALL_MMAP, ret, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
@@ -705,39 +779,83 @@ void pf_reprotect(void *addr, size_t len)
 
 /* ---- locking: the program's own calls, and what the shim locked ---- */
 
-/* Ranges the program locked itself (while the policy's mlockall is in
- * force, only these keep madvise's EINVAL).  Past LOCKS_MAX, the program
- * is taken to lock everything it cares about. */
-#define LOCKS_MAX 64
-static uintptr_t plocks[LOCKS_MAX][2];
+/* A few address ranges, under S.plock.  Past RSET_MAX of them the set
+ * overflows, and then holds every address. */
+#define RSET_MAX 64
+struct rset {
+	uintptr_t r[RSET_MAX][2];
+	int n;
+	int overflow;
+};
 
-static void program_locked(uintptr_t s, uintptr_t e)
+/* Ranges the program locked itself (while the policy's mlockall is in
+ * force, only these keep madvise's EINVAL; overflowing, the program is
+ * taken to lock everything it cares about), and ranges registered with
+ * userfaultfd (see relock).  The tables stand apart from S. */
+static struct rset plocked, uffd_ranges;
+
+static void rset_add(struct rset *t, uintptr_t s, uintptr_t e)
 {
 	spin_lock(&S.plock);
-	if (S.nplocks < LOCKS_MAX) {
-		plocks[S.nplocks][0] = s;
-		plocks[S.nplocks][1] = e;
-		S.nplocks++;
+	if (t->n < RSET_MAX) {
+		t->r[t->n][0] = s;
+		t->r[t->n][1] = e;
+		__atomic_store_n(&t->n, t->n + 1, __ATOMIC_RELAXED);
 	} else {
-		S.plocks_overflow = 1;
+		__atomic_store_n(&t->overflow, 1, __ATOMIC_RELAXED);
 	}
 	spin_unlock(&S.plock);
 }
 
-static void program_unlocked(uintptr_t s, uintptr_t e)
+/* [s, e) leaves the set: entries inside it go, ones that overlap an end
+ * are trimmed (one with a hole in the middle stays whole: it holds a
+ * little more than it should, never less). */
+static void rset_remove(struct rset *t, uintptr_t s, uintptr_t e)
 {
 	int i;
+	if (!__atomic_load_n(&t->n, __ATOMIC_RELAXED))
+		return;
 	spin_lock(&S.plock);
-	for (i = 0; i < S.nplocks; i++) {
-		if (plocks[i][0] >= s && plocks[i][1] <= e) {
-			plocks[i][0] = plocks[S.nplocks - 1][0];
-			plocks[i][1] = plocks[S.nplocks - 1][1];
-			S.nplocks--;
+	for (i = 0; i < t->n; i++) {
+		uintptr_t *u = t->r[i];
+		if (u[1] <= s || u[0] >= e)
+			continue;
+		if (u[0] >= s && u[1] <= e) {
+			u[0] = t->r[t->n - 1][0];
+			u[1] = t->r[t->n - 1][1];
+			__atomic_store_n(&t->n, t->n - 1, __ATOMIC_RELAXED);
 			i--;
+		} else if (u[0] >= s) {
+			u[0] = e;
+		} else if (u[1] <= e) {
+			u[1] = s;
 		}
 	}
 	spin_unlock(&S.plock);
 }
+
+static int rset_overlaps(struct rset *t, uintptr_t s, uintptr_t e)
+{
+	int i, in;
+	if (!__atomic_load_n(&t->n, __ATOMIC_RELAXED) && !__atomic_load_n(&t->overflow, __ATOMIC_RELAXED))
+		return 0;
+	spin_lock(&S.plock);
+	in = t->overflow;
+	for (i = 0; i < t->n && !in; i++)
+		in = t->r[i][0] < e && t->r[i][1] > s;
+	spin_unlock(&S.plock);
+	return in;
+}
+
+/* Emptied (under S.plock, or in a fork child). */
+static void rset_clear(struct rset *t)
+{
+	t->n = 0;
+	t->overflow = 0;
+}
+
+static void program_locked(uintptr_t s, uintptr_t e) { rset_add(&plocked, s, e); }
+static void program_unlocked(uintptr_t s, uintptr_t e) { rset_remove(&plocked, s, e); }
 
 /* Under the policy's mlockall: apply fn to the parts of [s, e) that the
  * program did not lock itself. */
@@ -745,20 +863,21 @@ static void for_not_program(uintptr_t s, uintptr_t e, int (*fn)(const void *, si
 {
 	uintptr_t cur = s;
 	spin_lock(&S.plock);
-	if (S.program_locks_all || S.plocks_overflow) {
+	if (S.program_locks_all || plocked.overflow) {
 		spin_unlock(&S.plock);
 		return;
 	}
 	while (cur < e) {
 		uintptr_t next = e, skip_to = 0;
 		int i;
-		for (i = 0; i < S.nplocks; i++) { /* the nearest program lock at or after cur */
-			if (plocks[i][1] <= cur || plocks[i][0] >= next)
+		for (i = 0; i < plocked.n; i++) { /* the nearest program lock at or after cur */
+			const uintptr_t *u = plocked.r[i];
+			if (u[1] <= cur || u[0] >= next)
 				continue;
-			if (plocks[i][0] <= cur) {
-				skip_to = plocks[i][1] > skip_to ? plocks[i][1] : skip_to;
+			if (u[0] <= cur) {
+				skip_to = u[1] > skip_to ? u[1] : skip_to;
 			} else {
-				next = plocks[i][0];
+				next = u[0];
 			}
 		}
 		if (skip_to) {
@@ -786,7 +905,31 @@ static int relock_lazy(const void *p, size_t len)
 }
 
 static void unlock_not_program(uintptr_t s, uintptr_t e) { for_not_program(s, e, unlock_ours); }
-static void relock_not_program(uintptr_t s, uintptr_t e) { for_not_program(s, e, lock_ours); }
+/* Ranges registered with userfaultfd (any mode).  The shim never makes a
+ * page of one resident by faulting it in: mlock's populate would send its
+ * faults to the program's handler, or fail half done and leave the range
+ * locked.  Its locks there are taken again lazily (registering split the
+ * range into a mapping of its own already). */
+static void uffd_gone(uintptr_t s, uintptr_t e) { rset_remove(&uffd_ranges, s, e); }
+
+/* The shim's lock, taken again after the program's MADV_DONTNEED: as it
+ * was first taken (mlock: the dropped pages come back, zero), or lazily
+ * under mlockall onfault (where the mapping is locked on fault whole) and
+ * on a range registered with userfaultfd.  A failed mlock may have locked
+ * part of the range: that is undone, so the program's next MADV_DONTNEED
+ * does not meet a lock the shim has forgotten (EINVAL). */
+static int relock(const void *p, size_t len)
+{
+	uintptr_t s = (uintptr_t)p;
+	if ((S.locked_all & MCL_ONFAULT) || rset_overlaps(&uffd_ranges, s, s + len))
+		return relock_lazy(p, len);
+	if (lock_ours(p, len) == 0)
+		return 0;
+	unlock_ours(p, len);
+	return -1;
+}
+
+static void relock_not_program(uintptr_t s, uintptr_t e) { for_not_program(s, e, relock); }
 
 /* The policy's mlockall gives way: the process may no longer lock without
  * limit (it dropped CAP_IPC_LOCK or its uid, or lowered RLIMIT_MEMLOCK), or
@@ -802,8 +945,8 @@ static int mlockall_give_way(void)
 	__atomic_store_n(&S.locked_all, 0, __ATOMIC_RELAXED);
 	regions_disown_locks(); /* (munlockall undid the shim's lock rules too) */
 	spin_lock(&S.plock);
-	for (i = 0; i < S.nplocks; i++) {
-		uintptr_t s = plocks[i][0], e = plocks[i][1];
+	for (i = 0; i < plocked.n; i++) {
+		uintptr_t s = plocked.r[i][0], e = plocked.r[i][1];
 		spin_unlock(&S.plock);
 		sys_mlock((void *)s, e - s);
 		spin_lock(&S.plock);
@@ -872,7 +1015,7 @@ int pf_madvise(void *addr, size_t len, int advice)
 	if (drop && (n || S.locked_all) && !S.program_locks_all) {
 		g = guard_enter();
 		for (i = 0; i < n; i++)
-			if (lock_ours((void *)ours[i][0], ours[i][1] - ours[i][0]) != 0)
+			if (relock((void *)ours[i][0], ours[i][1] - ours[i][0]) != 0)
 				regions_clear_flag(ours[i][0], ours[i][1] - ours[i][0], RF_LOCKED);
 		if (S.locked_all)
 			relock_not_program(s, e);
@@ -985,8 +1128,7 @@ int pf_munlockall(void)
 		S.locked_all = 0;
 		S.program_locks_all = 0;
 		spin_lock(&S.plock);
-		S.nplocks = 0;
-		S.plocks_overflow = 0;
+		rset_clear(&plocked);
 		spin_unlock(&S.plock);
 	}
 	guard_leave(g);
@@ -1058,7 +1200,17 @@ static int drop_zero_pages(const void *start, size_t len)
 	return 0;
 }
 
-void pf_uffd(void *addr, size_t len, int missing)
+/* A range registered with userfaultfd must fault as it would without us.
+ * MISSING: pages the shim made resident that still read zero are dropped.
+ * MINOR (shmem, hugetlbfs): a page in the page cache but not in the page
+ * tables faults to the handler, which may change its contents first (live
+ * migration does): the shim's mappings of such pages would let the program
+ * read them without it.  On a shared mapping MADV_DONTNEED drops only the
+ * page table entries (the file keeps its pages), so where the shim made a
+ * shared range resident, its entries go.  (A page the program touched itself
+ * before registering then faults to the handler too: one fault more, never
+ * one hidden.) */
+void pf_uffd(void *addr, size_t len, int missing, int minor)
 {
 	uintptr_t s = PAGE_DOWN((uintptr_t)addr), e, got[PIECES][3];
 	struct guard g;
@@ -1068,6 +1220,7 @@ void pf_uffd(void *addr, size_t len, int missing)
 	e = PAGE_UP((uintptr_t)addr + len);
 	g = guard_enter();
 	stats_call(E_ioctl);
+	rset_add(&uffd_ranges, s, e);
 	recycle_release_range(s, e - s);
 	worker_cancel(s, e - s); /* (a chunk in flight finishes first: it is not registered yet) */
 	regions_clear_flag(s, e - s, RF_RECYCLE);
@@ -1080,6 +1233,29 @@ void pf_uffd(void *addr, size_t len, int missing)
 		}
 		regions_clear_flag(s, e - s, RF_MADE | RF_FULL);
 	}
+	if (minor) {
+		n = regions_with(s, e - s, RF_MADE | RF_SHARED, got, PIECES);
+		for (i = 0; i < n; i++) {
+			uintptr_t lo = got[i][0] > s ? got[i][0] : s, hi = got[i][1] < e ? got[i][1] : e;
+			int locked = (got[i][2] & RF_LOCKED) || (S.locked_all && !S.program_locks_all);
+			if (locked)
+				unlock_ours((void *)lo, hi - lo);
+			sys_madvise((void *)lo, hi - lo, MADV_DONTNEED);
+			if (locked)
+				relock_lazy((void *)lo, hi - lo);
+		}
+		regions_clear_flag(s, e - s, RF_MADE);
+	}
+	guard_leave(g);
+}
+
+void pf_uffd_unregistered(void *addr, size_t len)
+{
+	struct guard g;
+	if (!len || len > SIZE_MAX - HPAGE_SIZE)
+		return;
+	g = guard_enter();
+	uffd_gone(PAGE_DOWN((uintptr_t)addr), PAGE_UP((uintptr_t)addr + len));
 	guard_leave(g);
 }
 
@@ -1100,8 +1276,7 @@ void pf_atfork(int who)
 	spin_init(&S.plock);
 	S.locked_all = 0;
 	S.program_locks_all = 0;
-	S.nplocks = 0;
-	S.plocks_overflow = 0;
+	rset_clear(&plocked);
 }
 
 /* ---- the malloc family ---- */

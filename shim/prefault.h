@@ -45,7 +45,9 @@ enum { CLAIM_PROBE, CLAIM_REPLACE, CLAIM_KEEP_OUT };
 void pf_claim(void *addr, size_t len, int how);
 /* The program registers [addr, addr+len) with userfaultfd (missing mode
  * or not): before the real call.  See prefault.c. */
-void pf_uffd(void *addr, size_t len, int missing);
+void pf_uffd(void *addr, size_t len, int missing, int minor);
+/* After a successful UFFDIO_UNREGISTER. */
+void pf_uffd_unregistered(void *addr, size_t len);
 /* The program changed its privileges (setuid, capset, ...): after the call. */
 void pf_privileges(void);
 /* A call of the program's failed with ENOMEM or EAGAIN: give back what the

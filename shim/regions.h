@@ -22,6 +22,7 @@ enum {
 	                 * recycling: see recycle.c; never needed for correctness) */
 	RF_MADE = 8,    /* the shim made pages of it resident (populated, locked,
 	                 * queued, or a reused region it cleared): see pf_uffd */
+	RF_SHARED = 16, /* a shared mapping: its pages are the file's (see pf_uffd) */
 };
 
 /* A tracked region, as the tables hand it out. */

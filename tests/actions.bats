@@ -184,6 +184,15 @@ needs_nobody() {
 	as_nobody test -r "$SHIM" -a -x "$MMPROBE" || skip "user nobody cannot reach the build here"
 }
 
+# nobody_under POLICY-TEXT CMD...: run CMD as nobody under the shim with that policy.
+nobody_under() {
+	install -m 644 /dev/stdin "$NOBODY_DIR/under.policy" <<<"$1"
+	shift
+	run --separate-stderr as_nobody env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$NOBODY_DIR/under.policy" \
+		PREFAULT_REPORT=none "$@"
+	echo "with: status=$status $output $stderr"
+}
+
 # The realtime policy's mlockall, as a normal user with an 8 MiB RLIMIT_MEMLOCK: malloc(64M) ENOMEM, mmap(64M) EAGAIN, no note.
 @test "realtime as a normal user with an 8 MiB RLIMIT_MEMLOCK: malloc and mmap of 64 MiB succeed, and a note names RLIMIT_MEMLOCK (issue 14 #19)" {
 	needs_plain_runtime
@@ -213,10 +222,7 @@ needs_nobody() {
 	echo "without: $output $stderr"
 	[ "$status" -eq 0 ]
 	[ "$(kv mlock_errno "$output")" -eq 0 ]
-	install -m 644 /dev/stdin "$NOBODY_DIR/lock.policy" <<<$'[rule l]\ncall = mmap\nsize = 5M\naction = lock'
-	run --separate-stderr as_nobody env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$NOBODY_DIR/lock.policy" \
-		PREFAULT_REPORT=none "$MMPROBE" mlockown 5M 4M
-	echo "with: status=$status $output"
+	nobody_under $'[rule l]\ncall = mmap\nsize = 5M\naction = lock' "$MMPROBE" mlockown 5M 4M
 	[ "$status" -eq 0 ]
 	[ "$(kv mlock_errno "$output")" -eq 0 ]
 }
@@ -287,4 +293,28 @@ needs_nobody() {
 	[ "$(kv b_ok "$output")" -eq 1 ]
 	# libcallA's mmap, and not libcallB's
 	[ "$(rule_stat "$BATS_TEST_TMPDIR/r.json" a matched)" -eq 1 ]
+}
+
+# A range the shim locked was unlocked before the program's mremap and never
+# locked again: grown in place, it no longer merged with its locked
+# neighbour (Linux's mm selftest mremap_test, "mremap expand merge").
+@test "lock: a locked range the program mremaps stays locked and merges with its neighbours; its lock is still the shim's to give back (H3: mremap_test 16)" {
+	needs_plain_runtime
+	needs_nobody
+	nobody_under $'[rule l]\ncall = mmap\nsize = 6M\naction = lock' "$MMPROBE" lockmove 2M 4M
+	[ "$status" -eq 0 ]
+	[ "$(kv merged "$output")" -eq 1 ]
+	# the program's own 4 MiB lock under 8 MiB: the shim's 6 MiB, moved, gave way
+	[ "$(kv mlock_errno "$output")" -eq 0 ]
+	[ "$(kv vmlck_kb "$output")" -eq 4096 ]
+}
+
+@test "lock: growing a locked mapping past RLIMIT_MEMLOCK succeeds as it would without the shim" {
+	needs_plain_runtime
+	needs_nobody
+	run --separate-stderr as_nobody "$MMPROBE" lockgrow 4M 12M
+	[ "$(kv mremap_errno "$output")" -eq 0 ]
+	nobody_under $'[rule l]\ncall = mmap\nsize = 4M\naction = lock' "$MMPROBE" lockgrow 4M 12M
+	[ "$(kv mremap_errno "$output")" -eq 0 ]
+	[ "$(kv vmlck_kb "$output")" -eq 0 ]
 }

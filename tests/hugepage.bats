@@ -102,3 +102,17 @@ teardown() {
 	run --separate-stderr shimmed "$pol2" "$PROBE" thp 64M wait
 	[ "$(kv anon_huge_kb "$output")" -lt 4096 ]
 }
+
+@test "hugepage placement leaves no holes between 2 MiB-multiple mappings: they merge as without the shim (H3: virtual_address_range)" {
+	[ "$(thp_mode)" = never ] && skip "THP is off on this machine"
+	pol=$(policy h <<<$'[rule h]\nsize = >=2M\naction = hugepage')
+	run "$PROBE" vmas 64 4M
+	echo "bare: $output"
+	bare=$(kv vmas "$output")
+	run --separate-stderr shimmed "$pol" "$PROBE" vmas 64 4M
+	echo "shim: $output"
+	[ "$(kv aligned "$output")" -eq 64 ]
+	# every mapping its own entry would be 64 (or more, with holes between)
+	[ "$(kv vmas "$output")" -le $((bare + 2)) ]
+	[ "$(kv vmas "$output")" -lt 8 ]
+}

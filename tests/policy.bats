@@ -97,6 +97,7 @@ bad_cases() {
 	[global]\nbudget = lots|2|bad size
 	[global]\nbudgett = 1G|2|unknown key 'budgett'
 	[global]\nmlockall = always|2|unknown mlockall mode
+	[global]\n\nmlockall = onfault|3|onfault goes with current or future
 	[global]\n[global]|2|given twice
 	[global]\nsize = 1M|2|unknown key 'size'
 	[rule r]\nbudget = 1G\naction = none|2|unknown rule key 'budget'

@@ -54,6 +54,13 @@
  *                        same_base=, a_ok=, b_ok=
  *   manymaps N SIZE      keep N mappings of SIZE live, each written:
  *                        failed=, vmas= (lines of /proc/self/maps)
+ *   lockmove SIZE OWN    mmap 3*SIZE, munmap its middle third, mremap the
+ *                        first third to 2*SIZE in place (filling the hole),
+ *                        then mmap OWN and mlock it: merged= (1 if the
+ *                        three thirds are one mapping), vmlck_kb=,
+ *                        mlock_errno=
+ *   lockgrow SIZE NEW    mmap SIZE, write it, mremap it to NEW
+ *                        (MREMAP_MAYMOVE): mremap_errno=, vmlck_kb=
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -494,6 +501,35 @@ static int cmd_manymaps(long n, size_t size)
 	return 0;
 }
 
+static int cmd_lockmove(size_t size, size_t own)
+{
+	char *m = map_anon(3 * size, PROT_READ | PROT_WRITE), *o;
+	int merged, r;
+	if (m == MAP_FAILED)
+		return 3;
+	munmap(m + size, size);
+	if (mremap(m, size, 2 * size, 0) == MAP_FAILED)
+		return 4;
+	merged = maps_entries_in((uintptr_t)m, (uintptr_t)m + 3 * size) == 1;
+	o = map_anon(own, PROT_READ | PROT_WRITE);
+	if (o == MAP_FAILED)
+		return 5;
+	r = mlock(o, own);
+	printf("merged=%d vmlck_kb=%ld mlock_errno=%d\n", merged, status_kb("VmLck:"), r ? errno : 0);
+	return 0;
+}
+
+static int cmd_lockgrow(size_t size, size_t newsize)
+{
+	char *m = map_anon(size, PROT_READ | PROT_WRITE), *r;
+	if (m == MAP_FAILED)
+		return 3;
+	touch(m, size, 1);
+	r = mremap(m, size, newsize, MREMAP_MAYMOVE);
+	printf("mremap_errno=%d vmlck_kb=%ld\n", r == MAP_FAILED ? errno : 0, status_kb("VmLck:"));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -534,6 +570,10 @@ int main(int argc, char **argv)
 		return cmd_caller(argv[2], argv[3]);
 	if (!strcmp(argv[1], "manymaps") && argc >= 4)
 		return cmd_manymaps(atol(argv[2]), parse_size(argv[3]));
+	if (!strcmp(argv[1], "lockmove") && argc >= 4)
+		return cmd_lockmove(parse_size(argv[2]), parse_size(argv[3]));
+	if (!strcmp(argv[1], "lockgrow") && argc >= 4)
+		return cmd_lockgrow(parse_size(argv[2]), parse_size(argv[3]));
 	fprintf(stderr, "mmprobe: unknown command or missing arguments: %s\n", argv[1]);
 	return 2;
 }

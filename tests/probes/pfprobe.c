@@ -1160,6 +1160,24 @@ static int m_threads(int argc UNUSED, char **argv UNUSED)
 	return 0;
 }
 
+/* "vmas N SIZE": maps N regions of SIZE, touching nothing, and says how
+ * many entries /proc/self/maps gained (neighbours with the same flags
+ * merge into one) and how many regions start on a 2 MiB boundary. */
+static int m_vmas(int argc UNUSED, char **argv)
+{
+	int n = atoi(argv[2]), i, aligned = 0;
+	size_t size = parse_size(argv[3]);
+	long before = maps_entries_in(0, ~0ul);
+	for (i = 0; i < n; i++) {
+		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return 1;
+		aligned += !((uintptr_t)p & ((2u << 20) - 1));
+	}
+	printf("vmas=%ld aligned=%d\n", maps_entries_in(0, ~0ul) - before, aligned);
+	return 0;
+}
+
 /* The commands: name, the arguments they need (argv[0] and the name
  * included), and the function. */
 static const struct command {
@@ -1203,6 +1221,7 @@ static const struct command {
 	{ "stack", 3, m_stack },
 	{ "stackmain", 3, m_stackmain },
 	{ "threads", 5, m_threads },
+	{ "vmas", 4, m_vmas },
 };
 
 int main(int argc, char **argv)

@@ -33,4 +33,20 @@ static inline long status_kb(const char *key)
 		fclose(f);
 	return v;
 }
+
+/* The number of /proc/self/maps entries that overlap [s, e). */
+static inline long maps_entries_in(unsigned long s, unsigned long e)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long a, b;
+	char line[512];
+	long n = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a < e && b > s)
+			n++;
+	fclose(f);
+	return n;
+}
 #endif

@@ -6,8 +6,17 @@
  * kernel; under populate or recycle the pages were there before the
  * registration and the handler never ran (values 0x0).
  *
- *   uffdserve [reuse]   reuse: map, touch and unmap 16 MiB first (a recycle
- *                       rule keeps it, and the next mapping reuses it) */
+ *   uffdserve [reuse|ro]  reuse: map, touch and unmap 16 MiB first (a recycle
+ *                       rule keeps it, and the next mapping reuses it);
+ *                       ro: map it read-only (as the kernel selftest mkdirty
+ *                       does: mlockall future maps the zero page there);
+ *                       dontneed: after the two touches, MADV_DONTNEED the
+ *                       range twice and touch page 0 again (uffd-stress
+ *                       does): "dontneed 0 0, value 0xab, faults served: 3"
+ *                       (under a lock rule, the shim's lock taken again
+ *                       after the first went through the handler or failed
+ *                       half done, and the second gave EINVAL) */
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
@@ -57,7 +66,8 @@ int main(int argc, char **argv)
 		memset(p, 7, LEN);
 		munmap(p, LEN);
 	}
-	p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, LEN, PROT_READ | (argc > 1 && !strcmp(argv[1], "ro") ? 0 : PROT_WRITE),
+	         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	usleep(20000); /* (a background worker, if any, is at work now) */
 	memset(&reg, 0, sizeof reg);
 	reg.range.start = (unsigned long)p;
@@ -72,6 +82,13 @@ int main(int argc, char **argv)
 	printf("values 0x%x 0x%x", (unsigned char)p[0], (unsigned char)p[LEN / 2]);
 	usleep(300000); /* (time for a worker to do harm) */
 	printf(", faults served: %d\n", __atomic_load_n(&served, __ATOMIC_RELAXED));
+	if (argc > 1 && !strcmp(argv[1], "dontneed")) {
+		int e1 = madvise(p, LEN, MADV_DONTNEED) ? errno : 0;
+		int e2 = madvise(p, LEN, MADV_DONTNEED) ? errno : 0;
+		unsigned char v = (unsigned char)p[0];
+		usleep(100000);
+		printf("dontneed %d %d, value 0x%x, faults served: %d\n", e1, e2, v, __atomic_load_n(&served, __ATOMIC_RELAXED));
+	}
 	munmap(p, LEN);
 	printf("unmapped\n");
 	return 0;
