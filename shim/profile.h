@@ -23,6 +23,10 @@ void profile_thread_start(void);
 /* Start the reader thread in this process if it is not running. */
 void profile_tick(void);
 void profile_atfork(int who);
-/* Drain, count what is still mapped, write the per-process file. */
-void profile_finish(const char *program, const char *exe, pid_t ppid, const struct faults *f);
+/* Stop sampling, drain, count what is still mapped, write the
+ * per-process file (its fault counts are the profile's own window's).
+ * may_wait: as for the report (init.c): 0 when this thread may hold one of
+ * the profile's locks (exit from a signal handler that interrupted the
+ * shim), and then nothing that needs one is done, and the file says so. */
+void profile_finish(const char *program, const char *exe, pid_t ppid, int may_wait);
 #endif

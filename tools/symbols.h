@@ -2,7 +2,7 @@
  * run, as perf names them.
  *
  * The shim records raw addresses and the file mappings that hold them (see
- * shim/profile_format.h).  An address is turned into a file offset through
+ * lib/profile_format.h).  An address is turned into a file offset through
  * its mapping, into the object's virtual address through its program
  * headers, and named from the best symbol table found for the object, in
  * perf's order: a separate debug file (by build ID under
