@@ -301,3 +301,29 @@ code_name() {
 	[ "$status" -eq 0 ]
 	[ "$(jget "$d/p.json" "d['program_faults']")" -eq 5 ]
 }
+
+# Finding (#24, its ELF part): the cause was read with the tool's own ELF class only, so a 32-bit static program on a 64-bit system was "dynamically linked (checked)".
+@test "a statically linked program of the other ELF class is said static by run and profile (issue 22 #24)" {
+	d="$BATS_TEST_TMPDIR"
+	# an i386 program with no interpreter: _start: exit(0) through int 0x80
+	"$PY" - "$d/st32" <<-'EOF'
+	import struct, sys
+	code = bytes([0xb8, 1, 0, 0, 0, 0x31, 0xdb, 0xcd, 0x80])
+	base, eh, ph = 0x08048000, 52, 32
+	hdr = b"\x7fELF" + bytes([1, 1, 1, 0]) + bytes(8)
+	hdr += struct.pack("<HHIIIIIHHHHHH", 2, 3, 1, base + eh + ph, eh, 0, 0, eh, ph, 1, 40, 0, 0)
+	size = eh + ph + len(code)
+	hdr += struct.pack("<IIIIIIII", 1, 0, base, base, size, size, 5, 0x1000)
+	open(sys.argv[1], "wb").write(hdr + code)
+	EOF
+	chmod +x "$d/st32"
+	"$d/st32" 2>/dev/null || skip "this kernel runs no i386 programs"
+	run --separate-stderr "$PF" run -- "$d/st32"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	grep -q 'st32\[[0-9]*\] wrote no report: it is statically linked (checked' <<<"$stderr"
+	! grep -q 'dynamically linked' <<<"$stderr" || false
+	run --separate-stderr "$PF" profile -- "$d/st32"
+	echo "$stderr"
+	grep -q 'no profile was written: it is statically linked (checked' <<<"$stderr"
+}
