@@ -252,7 +252,7 @@ void shim_init(void)
 		pinfo.policy_path = policy_path;
 	}
 	if (S.set.profile)
-		profile_init(S.set.profile);
+		profile_init(&S.set);
 	S.report_quiet = S.set.report_quiet != NULL;
 	if ((rep = S.set.report))
 		set_dest(rep);

@@ -9,6 +9,7 @@
 #include "glue.h"
 #include "os.h"
 #include "sbuf.h"
+#include "settings.h"
 #include <string.h>
 #include <unistd.h>
 
@@ -16,15 +17,16 @@
 
 char path_tmpl[1024];
 
-void profile_init(const char *tmpl)
+void profile_init(const struct settings *set)
 {
+	const char *tmpl = set->profile;
 	size_t n = strlen(tmpl);
 	if (n >= sizeof path_tmpl)
 		return;
 	tables_init();
 	if (!sites)
 		return;
-	sample_init();
+	sample_init(set->profile_period, set->test_no_perf != NULL);
 	memcpy(path_tmpl, tmpl, n + 1);
 	my_pid = sys_getpid();
 	profiling = 1;

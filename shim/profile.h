@@ -10,8 +10,10 @@
 #include "os.h"
 
 extern int profiling;
-/* From init.c, with PREFAULT_PROFILE's path template (%p %e %%). */
-void profile_init(const char *path_template);
+/* From init.c, with the settings: PREFAULT_PROFILE's path template (%p
+ * %e %%), the sampling period, the test-only refused path. */
+struct settings;
+void profile_init(const struct settings *set);
 void profile_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk);
 void profile_unmap(uintptr_t start, size_t len);
 void profile_block(const void *p, size_t len, const void *ret);

@@ -71,7 +71,8 @@ unsigned tables_nsites(void);
 const struct site *tables_site(unsigned i);
 
 /* profile_sample.c */
-void sample_init(void);
+/* per: PREFAULT_PROFILE_PERIOD (or NULL); no_perf: take the refused path. */
+void sample_init(const char *per, int no_perf);
 void sample_fork_child(void);
 /* The end of the profile's window: every event stopped (faults from now on
  * are the shim's exit work, counted nowhere); fills the window's counts. */

@@ -101,9 +101,8 @@ static void *grab(size_t bytes)
 
 static void thread_gone(void *slot);
 
-void sample_init(void)
+void sample_init(const char *per, int refused)
 {
-	const char *per = getenv("PREFAULT_PROFILE_PERIOD");
 	struct rlimit rl;
 	Dl_info info;
 	ips = grab(IPS * sizeof *ips);
@@ -117,7 +116,7 @@ void sample_init(void)
 		if (!*per && v)
 			period = v;
 	}
-	no_perf = getenv("PREFAULT_TEST_NO_PERF") != NULL; /* the refused path, for tests */
+	no_perf = refused; /* the refused path, for tests */
 	fd_cap = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < THREADS
 	                 ? (int)(rl.rlim_cur / 4)
 	                 : THREADS;
