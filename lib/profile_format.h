@@ -21,6 +21,7 @@
  */
 #ifndef PREFAULT_PROFILE_FORMAT_H
 #define PREFAULT_PROFILE_FORMAT_H
+#include "figs.h" /* enum fig_kind: how a counter adds up across a tree */
 
 #define PROFILE_MAGIC "prefault-profile"
 #define PROFILE_VERSION 3
@@ -50,13 +51,7 @@
 	X(site, "xtttu")                                                                                               \
 	X(end, "")
 
-/* How a counter merges across the processes of a tree. */
-#define PROFILE_SUM 0
-#define PROFILE_MIN 1
-#define PROFILE_MAX 2
-#define PROFILE_FIRST 3
-
-/* X(member, JSON key, merge): the process's counters, one "count" record
+/* X(member, JSON key, kind): the process's counters, one "count" record
  * each (by name: a reader skips names it does not know).  A JSON key with a
  * dot is a member of an object ("faults.minor").  The figures add up:
  * sampled = the program's samples + in_shim, and faults counts every fault
@@ -64,36 +59,36 @@
  * (shim_faults: its tables, sampled, plus its threads' and its thread
  * starts', measured). */
 #define PROFILE_COUNTS(X)                                                                                              \
-	X(minor, "faults.minor", PROFILE_SUM)                                                                          \
-	X(major, "faults.major", PROFILE_SUM)                                                                          \
-	X(shim_faults, "faults.shim", PROFILE_SUM)                                                                     \
-	X(period, "period", PROFILE_FIRST)                                                                             \
-	X(sampled, "sampled", PROFILE_SUM)                                                                             \
-	X(lost, "lost", PROFILE_SUM)                                                                                   \
-	X(unattributed, "outside_sites", PROFILE_SUM)                                                                  \
-	X(in_shim, "in_shim", PROFILE_SUM)                                                                             \
-	X(unsampled_threads, "limits.unsampled_threads", PROFILE_SUM)                                                  \
-	X(dropped_code, "limits.dropped_code", PROFILE_SUM)                                                            \
-	X(dropped_stacks, "limits.dropped_stacks", PROFILE_SUM)                                                        \
-	X(dropped_other, "limits.dropped_other", PROFILE_SUM)                                                          \
-	X(merged_sites, "limits.merged_sites", PROFILE_SUM)                                                            \
-	X(untracked_ranges, "limits.untracked_ranges", PROFILE_SUM)                                                  \
-	X(exit_locked, "limits.exit_locked", PROFILE_SUM) /* exit inside the shim: last samples unread */
+	X(minor, "faults.minor", FK_SUM)                                                                          \
+	X(major, "faults.major", FK_SUM)                                                                          \
+	X(shim_faults, "faults.shim", FK_SUM)                                                                     \
+	X(period, "period", FK_FIRST)                                                                             \
+	X(sampled, "sampled", FK_SUM)                                                                             \
+	X(lost, "lost", FK_SUM)                                                                                   \
+	X(unattributed, "outside_sites", FK_SUM)                                                                  \
+	X(in_shim, "in_shim", FK_SUM)                                                                             \
+	X(unsampled_threads, "limits.unsampled_threads", FK_SUM)                                                  \
+	X(dropped_code, "limits.dropped_code", FK_SUM)                                                            \
+	X(dropped_stacks, "limits.dropped_stacks", FK_SUM)                                                        \
+	X(dropped_other, "limits.dropped_other", FK_SUM)                                                          \
+	X(merged_sites, "limits.merged_sites", FK_SUM)                                                            \
+	X(untracked_ranges, "limits.untracked_ranges", FK_SUM)                                                  \
+	X(exit_locked, "limits.exit_locked", FK_SUM) /* exit inside the shim: last samples unread */
 
-/* X(member, JSON key, merge): a mapping site's counters, the last fields of
+/* X(member, JSON key, kind): a mapping site's counters, the last fields of
  * its "site" record, in this order. */
 #define PROFILE_SITE_COUNTS(X)                                                                                         \
-	X(size_min, "size_min", PROFILE_MIN)                                                                           \
-	X(size_max, "size_max", PROFILE_MAX)                                                                           \
-	X(maps, "maps", PROFILE_SUM)                                                                                   \
-	X(unmaps, "unmaps", PROFILE_SUM)                                                                               \
-	X(bytes, "bytes", PROFILE_SUM)                                                                                 \
-	X(touched, "touched_bytes", PROFILE_SUM)                                                                       \
-	X(faults, "faults", PROFILE_SUM)                                                                               \
-	X(ranges_faulted, "ranges_faulted", PROFILE_SUM) /* mapped ranges that took a sampled fault */                 \
-	X(ranges_early, "ranges_early", PROFILE_SUM)     /* ... whose first came within 5 ms of the map */             \
-	X(faults_early, "faults_early", PROFILE_SUM)     /* sampled faults within 5 ms of their range's map */         \
-	X(delay_us, "delay_us", PROFILE_SUM)             /* sum over ranges of map-to-first-fault time */
+	X(size_min, "size_min", FK_MIN)                                                                           \
+	X(size_max, "size_max", FK_MAX)                                                                           \
+	X(maps, "maps", FK_SUM)                                                                                   \
+	X(unmaps, "unmaps", FK_SUM)                                                                               \
+	X(bytes, "bytes", FK_SUM)                                                                                 \
+	X(touched, "touched_bytes", FK_SUM)                                                                       \
+	X(faults, "faults", FK_SUM)                                                                               \
+	X(ranges_faulted, "ranges_faulted", FK_SUM) /* mapped ranges that took a sampled fault */                 \
+	X(ranges_early, "ranges_early", FK_SUM)     /* ... whose first came within 5 ms of the map */             \
+	X(faults_early, "faults_early", FK_SUM)     /* sampled faults within 5 ms of their range's map */         \
+	X(delay_us, "delay_us", FK_SUM)             /* sum over ranges of map-to-first-fault time */
 
 #define PROFILE_X_MEMBER(m, key, merge) uint64_t m;
 #endif

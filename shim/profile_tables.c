@@ -235,7 +235,7 @@ void tables_fork_child(void)
 	for (i = 0; i < nsites; i++) {
 		struct site *s = &sites[used[i]];
 #define ZERO(m, key, merge)                                                                                            \
-	if ((merge) == PROFILE_SUM)                                                                                    \
+	if ((merge) == FK_SUM)                                                                                    \
 		s->m = 0;
 		PROFILE_SITE_COUNTS(ZERO)
 #undef ZERO

@@ -396,11 +396,11 @@ int same_site(const struct psite *a, const struct psite *b)
 
 #define MERGE(dst, src, merge)                                                                                         \
 	do {                                                                                                           \
-		if ((merge) == PROFILE_SUM)                                                                            \
+		if ((merge) == FK_SUM)                                                                            \
 			(dst) += (src);                                                                                \
-		else if ((merge) == PROFILE_MIN && (src) < (dst))                                                      \
+		else if ((merge) == FK_MIN && (src) < (dst))                                                      \
 			(dst) = (src);                                                                                 \
-		else if ((merge) == PROFILE_MAX && (src) > (dst))                                                      \
+		else if ((merge) == FK_MAX && (src) > (dst))                                                      \
 			(dst) = (src);                                                                                 \
 	} while (0)
 
@@ -412,7 +412,7 @@ void merge_profiles(const struct profile *p, int n, struct profile *m)
 	m->perf_ok = 0;
 	for (i = 0; i < n; i++) {
 #define COUNT(f, key, merge)                                                                                           \
-	if ((merge) == PROFILE_FIRST)                                                                                  \
+	if ((merge) == FK_FIRST)                                                                                  \
 		m->f = i ? m->f : p[i].f;                                                                              \
 	else                                                                                                           \
 		MERGE(m->f, p[i].f, merge);

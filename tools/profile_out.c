@@ -2,50 +2,40 @@
  * and speedscope read them), and as a self-contained SVG chart. */
 #include "profile_data.h"
 #include "fmt.h"
+#include "sbuf.h"
 #include <stdio.h>
 #include <string.h>
 
-/* "key":value, or, for a key "group.key", "group":{"key":value,...}: a
- * table's groups are consecutive.  group: the open one ("" for none);
- * first: nothing written yet in the object being written. */
-static void json_num(FILE *f, const char *key, uint64_t v, char *group, size_t cap, int *first)
-{
-	const char *dot = strchr(key, '.');
-	size_t glen = dot ? (size_t)(dot - key) : 0;
-	if (*group && (!dot || glen != strlen(group) || strncmp(group, key, glen))) {
-		fputc('}', f);
-		*group = '\0';
-	}
-	if (dot && !*group) {
-		if (!*first)
-			fputc(',', f);
-		snprintf(group, cap, "%.*s", (int)glen, key);
-		fprintf(f, "\"%s\":{", group);
-		*first = 1;
-	}
-	if (!*first)
-		fputc(',', f);
-	*first = 0;
-	fprintf(f, "\"%s\":%llu", dot ? dot + 1 : key, (unsigned long long)v);
-}
+/* The counters of a table (profile_format.h), keyed as sb_jw writes them,
+ * after a member already written. */
+#define JSON_COUNTS(f, TABLE, obj)                                                                                     \
+	do {                                                                                                           \
+		char jbuf_[4096];                                                                                      \
+		const __typeof__(*(obj)) *o_ = (obj);                                                                  \
+		struct sbuf jsb_;                                                                                      \
+		struct sb_jw jw_ = { &jsb_, NULL, 0, 0 };                                                              \
+		sb_init(&jsb_, jbuf_, sizeof jbuf_, -1);                                                               \
+		TABLE(JSON_COUNT_ONE)                                                                                  \
+		sb_jw_close(&jw_);                                                                                     \
+		fputs(sb_cstr(&jsb_), f);                                                                              \
+	} while (0)
+#define JSON_COUNT_ONE(m, key, kind)                                                                                   \
+	sb_jw_key(&jw_, key);                                                                                          \
+	sb_u64(&jsb_, o_->m);
 
 static void json_sites(FILE *f, const struct psite *s, size_t n)
 {
 	size_t i;
 	fputc('[', f);
 	for (i = 0; i < n; i++) {
-		char group[32] = "";
-		int first = 0;
 		fprintf(f, "%s{\"caller\":", i ? "," : "");
 		json_string(f, s[i].caller);
 		fprintf(f, ",\"symbol\":");
 		json_string(f, s[i].symbol);
 		fprintf(f, ",\"call\":\"%s\",\"kind\":\"%s\",\"prot\":\"%s\",\"size\":%llu", s[i].call, s[i].kind,
 		        s[i].prot, (unsigned long long)s[i].size_class);
-#define SITE(m, key, merge) json_num(f, key, s[i].m, group, sizeof group, &first);
-		PROFILE_SITE_COUNTS(SITE)
-#undef SITE
-		fputs(*group ? "}}" : "}", f);
+		JSON_COUNTS(f, PROFILE_SITE_COUNTS, &s[i]);
+		fputc('}', f);
 	}
 	fputc(']', f);
 }
@@ -71,15 +61,9 @@ static void json_counts(FILE *f, const struct pcount *c, size_t n, const char *a
 
 static void json_common(FILE *f, const struct profile *p)
 {
-	char group[32] = "";
-	int first = 0;
 	fprintf(f, "\"perf\":");
 	json_string(f, p->perf_ok ? "ok" : p->perf_why[0] ? p->perf_why : "refused");
-#define COUNT(m, key, merge) json_num(f, key, p->m, group, sizeof group, &first);
-	PROFILE_COUNTS(COUNT)
-#undef COUNT
-	if (*group)
-		fputc('}', f);
+	JSON_COUNTS(f, PROFILE_COUNTS, p);
 	fprintf(f, ",\"program_faults\":%llu,\"program_sampled\":%llu,\"sites\":",
 	        (unsigned long long)program_faults(p), (unsigned long long)program_sampled(p));
 	json_sites(f, p->sites, p->nsites);
