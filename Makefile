@@ -53,9 +53,9 @@ SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/stac
 PURE_SRC := lib/policy.c lib/policy_file.c lib/glob.c lib/report_text.c lib/sbuf.c
 # The command-line tool, top to bottom: the commands, then what they share.
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.c tools/cli_tune.c tools/cli_trial.c \
-           tools/cli_bench.c tools/suggest.c tools/candidates.c tools/profile_run.c tools/profile_out.c tools/profile_data.c tools/compare.c \
+           tools/cli_bench.c tools/suggest.c tools/candidates.c tools/profile_run.c tools/profile_out.c tools/profile_data.c tools/symbols.c tools/compare.c \
            tools/decide.c tools/reports.c tools/json.c tools/child.c tools/proctree.c tools/cause.c tools/env.c tools/paths.c tools/progress.c \
-           tools/options.c tools/fmt.c tools/spread.c tools/libc_io.c
+           tools/options.c tools/fmt.c tools/spread.c tools/libc_io.c tools/elfread.c tools/demangle.c tools/xz.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
           $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
           $(BUILD)/probes/libcount.so $(BUILD)/probes/costprobe $(BUILD)/probes/libfwd.so
@@ -138,7 +138,7 @@ $(BUILD)/probes/h2/%: tests/probes/hostile2/%.c
 
 # Unit tests of the tool's pure modules (the decision rules), built with the
 # probes so every bats run has them; `make unit` runs them on their own.
-UNIT := $(BUILD)/unit/decide_test
+UNIT := $(BUILD)/unit/decide_test $(BUILD)/unit/demangle_test
 $(BUILD)/unit/decide_test: tests/unit/decide_test.c tools/decide.c tools/spread.c tools/decide.h tools/cli.h
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -153,10 +153,22 @@ $(BUILD)/probes/h3/%: tests/probes/hostile3/%.c tests/probes/probe.h
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -Wall -D_GNU_SOURCE -o $@ $< -lpthread
 
-probes: $(PROBES) $(H2) $(H3) $(UNIT)
+# The symbol reader's pure parts: the demangler's cases (a unit test), and
+# the xz decoder as a command (tests/symbols.bats compares it with xz -d).
+$(BUILD)/unit/demangle_test: tests/unit/demangle_test.c tools/demangle.c tools/demangle.h
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Itools -o $@ tests/unit/demangle_test.c tools/demangle.c
+
+$(BUILD)/unit/xz_test: tests/unit/xz_test.c tools/xz.c tools/xz.h
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Itools -o $@ tests/unit/xz_test.c tools/xz.c
+
+probes: $(PROBES) $(H2) $(H3) $(UNIT) $(BUILD)/unit/xz_test
 
 unit: $(UNIT)
-	$(Q)$(UNIT)
+	$(Q)for t in $(UNIT); do $$t >/dev/null || { $$t | grep -v '^ok'; exit 1; }; done
 
 $(BUILD)/examples/%: examples/%.c
 	$(call say,CC,$@)
@@ -301,9 +313,28 @@ fuzz: $(BUILD)/fuzz_policy $(BUILD)/policy.dict
 	$(Q)$(BUILD)/fuzz_policy -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -dict=$(BUILD)/policy.dict \
 		-artifact_prefix=$(BUILD)/fuzz- $(BUILD)/fuzz-corpus tests/fuzz/corpus policies
 
-# Every kept input (found crashes, once fixed, are kept in tests/fuzz/corpus) through the parser once.
-fuzz-regress: $(BUILD)/fuzz_policy
+# The readers of files the tool did not write: the xz decoder, the ELF symbol
+# reader (with MiniDebugInfo and the demangler behind it) and the demangler,
+# seeded from tests/fuzz/corpus-NAME (FUZZ_SECONDS each).
+FUZZ_SYMBOLS := xz elf demangle
+FUZZ_SRC_xz := tools/xz.c
+FUZZ_SRC_elf := tools/elfread.c tools/symbols.c tools/xz.c tools/demangle.c
+FUZZ_SRC_demangle := tools/demangle.c
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tools/*.h) tools/xz.c tools/elfread.c tools/symbols.c tools/demangle.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
+		-Itools -o $@ $< $(FUZZ_SRC_$*)
+
+fuzz-symbols: $(patsubst %,$(BUILD)/fuzz_%,$(FUZZ_SYMBOLS))
+	$(Q)for f in $(FUZZ_SYMBOLS); do mkdir -p $(BUILD)/fuzz-corpus-$$f; \
+		$(BUILD)/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -artifact_prefix=$(BUILD)/fuzz-$$f- \
+			$(BUILD)/fuzz-corpus-$$f tests/fuzz/corpus-$$f || exit 1; done
+
+# Every kept input (found crashes, once fixed, are kept in tests/fuzz/corpus*) through each reader once.
+fuzz-regress: $(BUILD)/fuzz_policy $(patsubst %,$(BUILD)/fuzz_%,$(FUZZ_SYMBOLS))
 	$(Q)$(BUILD)/fuzz_policy -runs=0 tests/fuzz/corpus policies
+	$(Q)for f in $(FUZZ_SYMBOLS); do $(BUILD)/fuzz_$$f -runs=0 tests/fuzz/corpus-$$f || exit 1; done
 
 install: all
 	$(call say,INSTALL,$(DESTDIR)$(PREFIX))
@@ -325,6 +356,6 @@ clean:
 
 -include $(SHIM_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
-.PHONY: all probes unit test test-cpython test-real test-kselftest test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python \
+.PHONY: all probes unit test test-cpython test-real test-kselftest test-sanitize fuzz fuzz-symbols fuzz-regress install uninstall clean demo bench bench-python \
 	bench-observe bench-pyperf bench-tune
 .DELETE_ON_ERROR:

@@ -18,9 +18,11 @@
 
 /* How a figure adds up across processes, and how it is written. */
 enum fig_kind {
-	FK_SUM, /* a count or bytes: summed */
-	FK_MAX, /* a bound: the largest */
-	FK_NS,  /* nanoseconds, written as seconds with 6 decimals: summed */
+	FK_SUM,   /* a count or bytes: summed */
+	FK_MAX,   /* a bound: the largest */
+	FK_NS,    /* nanoseconds, written as seconds with 6 decimals: summed */
+	FK_MIN,   /* the least (the profile's smallest size at a site) */
+	FK_FIRST, /* the same in every process: the first one's (the profile's period) */
 };
 /* Who has it: every rule and the unmatched requests, or rules only. */
 enum { FS_ALL, FS_RULE };

@@ -267,3 +267,33 @@ void sb_template(struct sbuf *sb, const char *t, uint64_t pid, const char *progr
 		}
 	}
 }
+
+void sb_jw_key(struct sb_jw *w, const char *path)
+{
+	const char *dot = strchr(path, '.');
+	size_t glen = dot ? (size_t)(dot - path) : 0;
+	if (w->group && (!dot || glen != w->glen || strncmp(path, w->group, glen))) {
+		sb_chr(w->sb, '}');
+		w->group = NULL;
+		w->first = 0;
+	}
+	if (dot && !w->group) {
+		sb_str(w->sb, w->first ? "\"" : ",\"");
+		sb_strn(w->sb, path, glen);
+		sb_str(w->sb, "\":{");
+		w->group = path;
+		w->glen = glen;
+		w->first = 1;
+	}
+	sb_str(w->sb, w->first ? "\"" : ",\"");
+	sb_str(w->sb, dot ? dot + 1 : path);
+	sb_str(w->sb, "\":");
+	w->first = 0;
+}
+
+void sb_jw_close(struct sb_jw *w)
+{
+	if (w->group)
+		sb_chr(w->sb, '}');
+	w->group = NULL;
+}

@@ -47,6 +47,19 @@ void sb_size_human(struct sbuf *sb, uint64_t v);
 /* A JSON string literal, quotes included: always valid JSON; bytes that are
  * not UTF-8 become U+FFFD. */
 void sb_json_str(struct sbuf *sb, const char *s);
+/* JSON keys with a path ("background.leaps") into nested objects, written
+ * in the order given: a group opens where its first key stands (the report's
+ * figures and the profile's counters are described that way).  first:
+ * nothing written yet in the object being written; then sb_jw_key before
+ * each value, and sb_jw_close at the end. */
+struct sb_jw {
+	struct sbuf *sb;
+	const char *group; /* open group, or NULL */
+	size_t glen;
+	int first;
+};
+void sb_jw_key(struct sb_jw *w, const char *path);
+void sb_jw_close(struct sb_jw *w);
 /* A name from outside (argv[0], a path, policy text) in a line of text:
  * control characters (C0, DEL, and the C1 range as UTF-8 encodes it) and
  * bytes that are not UTF-8 are written as \n, \t, \xNN, so a name can

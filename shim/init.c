@@ -252,7 +252,7 @@ void shim_init(void)
 		pinfo.policy_path = policy_path;
 	}
 	if (S.set.profile)
-		profile_init(S.set.profile);
+		profile_init(&S.set);
 	S.report_quiet = S.set.report_quiet != NULL;
 	if ((rep = S.set.report))
 		set_dest(rep);
@@ -434,6 +434,8 @@ void shim_report(void)
 		read_exe();
 	/* A closed pipe or RLIMIT_FSIZE must not kill the program at exit. */
 	os_quiet_begin(&q);
+	if (profiling) /* first: its window ends before the shim's exit work */
+		profile_finish(pinfo.program, pinfo.exe, pinfo.ppid, S.may_wait);
 	if (!strcmp(report_dest, "none")) {
 		;
 	} else if (!strcmp(report_dest, "stderr")) {
@@ -446,13 +448,6 @@ void shim_report(void)
 		report_to_file();
 	}
 	os_quiet_end(&q);
-	if (profiling) {
-		struct faults now, d;
-		os_faults_self(&now);
-		d.minor = now.minor - pinfo.f0.minor;
-		d.major = now.major - pinfo.f0.major;
-		profile_finish(pinfo.program, pinfo.exe, pinfo.ppid, &d);
-	}
 	guard_leave(g);
 }
 

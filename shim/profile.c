@@ -9,6 +9,7 @@
 #include "glue.h"
 #include "os.h"
 #include "sbuf.h"
+#include "settings.h"
 #include <string.h>
 #include <unistd.h>
 
@@ -16,15 +17,16 @@
 
 char path_tmpl[1024];
 
-void profile_init(const char *tmpl)
+void profile_init(const struct settings *set)
 {
+	const char *tmpl = set->profile;
 	size_t n = strlen(tmpl);
 	if (n >= sizeof path_tmpl)
 		return;
 	tables_init();
 	if (!sites)
 		return;
-	sample_init();
+	sample_init(set->profile_period, set->test_no_perf != NULL);
 	memcpy(path_tmpl, tmpl, n + 1);
 	my_pid = sys_getpid();
 	profiling = 1;
@@ -61,11 +63,8 @@ void profile_atfork(int who)
 
 static void site_line(struct sbuf *sb, const struct site *s)
 {
-	sb_str(sb, "site\t");
-	if (s->ret)
-		profile_symbol(sb, s->ret, 1, '\t');
-	else
-		sb_str(sb, "?\t?");
+	sb_str(sb, "site");
+	profile_tab_hex(sb, s->ret);
 	sb_str(sb, s->call == CALL_MALLOC ? "\tmalloc\t" : "\tmmap\t");
 	sb_str(sb, (s->mk & MK_FILE) ? ((s->mk & MK_ANON) ? "mixed" : "file") : "anon");
 	sb_str(sb, (s->mk & MK_SHARED) ? ((s->mk & MK_PRIVATE) ? ",mixed\t" : ",shared\t") : ",private\t");
@@ -74,61 +73,77 @@ static void site_line(struct sbuf *sb, const struct site *s)
 	if (s->pk & PK_EXEC) sb_chr(sb, 'x');
 	if (!(s->pk & (PK_READ | PK_WRITE | PK_EXEC))) sb_str(sb, "none");
 	profile_tab_u64(sb, 1ull << s->klass);
-	profile_tab_u64(sb, s->size_min);
-	profile_tab_u64(sb, s->size_max);
-	profile_tab_u64(sb, s->maps);
-	profile_tab_u64(sb, s->unmaps);
-	profile_tab_u64(sb, s->bytes);
-	profile_tab_u64(sb, s->touched);
-	profile_tab_u64(sb, s->faults);
-	profile_tab_u64(sb, s->ranges_faulted);
-	profile_tab_u64(sb, s->ranges_early);
-	profile_tab_u64(sb, s->faults_early);
-	profile_tab_u64(sb, s->delay_us);
+#define FIELD(m, key, merge) profile_tab_u64(sb, s->m);
+	PROFILE_SITE_COUNTS(FIELD)
+#undef FIELD
 	sb_chr(sb, '\n');
 }
 
-void profile_finish(const char *program, const char *exe, pid_t ppid, const struct faults *f)
+void profile_finish(const char *program, const char *exe, pid_t ppid, int may_wait)
 {
 	static char path[4200], buf[OUT_BUF];
+	struct profile_counts c;
 	struct sbuf sb, pth;
-	int fd, i;
+	unsigned i;
+	int fd, drain, live;
 	if (!profiling || sys_getpid() != my_pid)
 		return;
 	/* The reader must not count while the tables are written out: hold the
-	 * drain lock throughout.  Every event is drained and closed first, so
-	 * a program that used up its descriptors still gets its profile. */
-	spin_lock(&drain_lock);
-	sample_drain_locked();
-	sample_close_all();
-	tables_touched_at_exit();
+	 * drain lock throughout.  The window closes first (every event
+	 * stopped, the process's faults read), so the drain's own faults on
+	 * the tables are nobody's; then every event is drained and closed, so
+	 * a program that used up its descriptors still gets its profile.
+	 * Where a lock cannot be had (the code this thread's signal handler
+	 * interrupted holds it), the ranges are not walked and the rings not
+	 * drained: a shorter profile, never an exit that waits forever. */
+	drain = spin_lock_bounded(&drain_lock, may_wait);
+	live = spin_lock_bounded(&live_lock, may_wait);
+	if (live) /* (free: no frame of this thread holds it, so waiting for it is safe) */
+		spin_unlock(&live_lock);
+	memset(&c, 0, sizeof c);
+	c.exit_locked = !(drain && live);
+	sample_stop_all(&c);
+	if (drain && live)
+		sample_drain_locked();
+	sample_close_all(drain && live);
+	if (live)
+		tables_touched_at_exit();
 	sb_init(&pth, path, sizeof path, -1);
 	sb_template(&pth, path_tmpl, (uint64_t)my_pid, program);
 	sb_cstr(&pth);
 	fd = pth.trunc ? -1 : os_open_report(path);
 	if (fd < 0) {
-		spin_unlock(&drain_lock);
+		if (drain)
+			spin_unlock(&drain_lock);
 		return;
 	}
 	sb_init(&sb, buf, sizeof buf, -1);
 	sb_bind(&sb, fd, &glue_io);
-	sb_str(&sb, "prefault-profile\t2\nprocess\t");
+	sb_str(&sb, PROFILE_MAGIC "\t");
+	sb_u64(&sb, PROFILE_VERSION);
+	sb_str(&sb, "\nprocess\t");
 	sb_u64(&sb, (uint64_t)my_pid);
 	profile_tab_u64(&sb, (uint64_t)ppid);
 	sb_chr(&sb, '\t');
 	profile_tab_name(&sb, program);
 	sb_chr(&sb, '\t');
 	profile_tab_name(&sb, exe);
-	sb_str(&sb, "\nfaults\t");
-	sb_u64(&sb, f->minor);
-	profile_tab_u64(&sb, f->major);
 	sb_chr(&sb, '\n');
-	sample_write(&sb);
-	for (i = 0; i < SITES; i++)
-		if (sites[i].maps)
-			site_line(&sb, &sites[i]);
+	sample_write(&sb, &c);
+	for (i = 0; i < tables_nsites(); i++)
+		if (tables_site(i)->maps)
+			site_line(&sb, tables_site(i));
+	c.merged_sites = sites_merged;
+	c.untracked_ranges = live_dropped;
+#define COUNT(m, key, merge)                                                                                           \
+	sb_str(&sb, "count\t" #m);                                                                                     \
+	profile_tab_u64(&sb, c.m);                                                                                     \
+	sb_chr(&sb, '\n');
+	PROFILE_COUNTS(COUNT)
+#undef COUNT
 	sb_str(&sb, "end\n");
 	sb_flush(&sb);
-	close(fd);
-	spin_unlock(&drain_lock);
+	sys_close(fd);
+	if (drain)
+		spin_unlock(&drain_lock);
 }

@@ -10,8 +10,10 @@
 #include "os.h"
 
 extern int profiling;
-/* From init.c, with PREFAULT_PROFILE's path template (%p %e %%). */
-void profile_init(const char *path_template);
+/* From init.c, with the settings: PREFAULT_PROFILE's path template (%p
+ * %e %%), the sampling period, the test-only refused path. */
+struct settings;
+void profile_init(const struct settings *set);
 void profile_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk);
 void profile_unmap(uintptr_t start, size_t len);
 void profile_block(const void *p, size_t len, const void *ret);
@@ -23,6 +25,10 @@ void profile_thread_start(void);
 /* Start the reader thread in this process if it is not running. */
 void profile_tick(void);
 void profile_atfork(int who);
-/* Drain, count what is still mapped, write the per-process file. */
-void profile_finish(const char *program, const char *exe, pid_t ppid, const struct faults *f);
+/* Stop sampling, drain, count what is still mapped, write the
+ * per-process file (its fault counts are the profile's own window's).
+ * may_wait: as for the report (init.c): 0 when this thread may hold one of
+ * the profile's locks (exit from a signal handler that interrupted the
+ * shim), and then nothing that needs one is done, and the file says so. */
+void profile_finish(const char *program, const char *exe, pid_t ppid, int may_wait);
 #endif

@@ -14,6 +14,7 @@
 #include "policy.h"
 #include "lock.h"
 #include "ranges.h"
+#include "profile_format.h"
 #include <stdint.h>
 
 #define SITES 4096
@@ -24,12 +25,7 @@ struct site {
 	uintptr_t ret;
 	uint32_t call, klass;
 	uint32_t mk, pk; /* MK_* and PK_* seen, OR-ed */
-	uint64_t size_min, size_max, maps, unmaps, bytes, touched, faults;
-	/* timing: how soon after the map the program touches it */
-	uint64_t ranges_faulted; /* mapped ranges that took a sampled fault */
-	uint64_t ranges_early;   /* ... whose first one came within EARLY_NS */
-	uint64_t faults_early;   /* sampled faults within EARLY_NS of their range's map */
-	uint64_t delay_us;       /* sum over ranges of map-to-first-fault time */
+	PROFILE_SITE_COUNTS(PROFILE_X_MEMBER) /* profile_format.h: the file's counters */
 };
 
 /* A live mapping or block, or one recently gone (late samples still land). */
@@ -50,6 +46,11 @@ extern char path_tmpl[1024];
 extern uint64_t period;
 extern pid_t my_pid;
 
+/* The process's counters (profile_format.h), filled at exit. */
+struct profile_counts {
+	PROFILE_COUNTS(PROFILE_X_MEMBER)
+};
+
 /* profile_tables.c */
 void tables_init(void);
 void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk);
@@ -65,19 +66,27 @@ void tables_touched_at_exit(void);
 /* Resident bytes of [s, e), the partial pages at the ends counted only for
  * the part inside. */
 size_t resident_bytes(uintptr_t s, uintptr_t e);
+/* The sites that were used, in the order they were first seen. */
+unsigned tables_nsites(void);
+const struct site *tables_site(unsigned i);
 
 /* profile_sample.c */
-void sample_init(void);
+/* per: PREFAULT_PROFILE_PERIOD (or NULL); no_perf: take the refused path. */
+void sample_init(const char *per, int no_perf);
 void sample_fork_child(void);
-/* Drain every ring, with drain_lock held; then close every event (exit). */
+/* The end of the profile's window: every event stopped (faults from now on
+ * are the shim's exit work, counted nowhere); fills the window's counts. */
+void sample_stop_all(struct profile_counts *c);
+/* Drain every ring, with drain_lock held; then close every event (exit),
+ * draining what is left first if drain (which takes live_lock). */
 void sample_drain_locked(void);
-void sample_close_all(void);
+void sample_close_all(int drain);
 struct sbuf;
-void sample_write(struct sbuf *sb);      /* the perf, samples and code/stack/other lines */
-/* The file's fields: a tab and a number; a name with no tab or newline;
- * object TAB symbol (or object+offset) for a code address (`caller`: a
- * return address, which points after the call). */
+/* The perf, object, code, stack and other records; the sampling counts into c. */
+void sample_write(struct sbuf *sb, struct profile_counts *c);
+/* The file's fields: a tab and a number, or an address; a name with no
+ * tab or newline. */
 void profile_tab_u64(struct sbuf *sb, uint64_t v);
+void profile_tab_hex(struct sbuf *sb, uint64_t v);
 void profile_tab_name(struct sbuf *sb, const char *s);
-void profile_symbol(struct sbuf *sb, uintptr_t ip, int caller, char sep);
 #endif

@@ -13,6 +13,15 @@
  * thread's event and ring are freed when the thread exits; and an fd is
  * closed only after PERF_EVENT_IOC_ID says it still is our event: a program
  * that closed it and got the number back for a file of its own keeps it.
+ *
+ * The counts add up (profile_format.h).  The window is from the first
+ * event opened in the process to sample_stop_all() at exit, which stops
+ * every event before the exit-time drain touches the tables; the process's
+ * faults are read at both ends.  Inside it, the shim's own faults are
+ * either sampled (its code touching its tables: in_shim) or measured
+ * (RUSAGE_THREAD): the reader thread's, and a thread start's, during which
+ * the starting thread's event is paused, so that pthread_create's faults
+ * on the new stack are not shown as the program's code.
  */
 #include "profile_int.h"
 #include "glue.h"
@@ -65,11 +74,19 @@ static struct ipc *ips;
 static struct stk *stacks;
 static struct oth *others;
 static struct pthr thr[THREADS];
+/* One past the highest slot ever used here: the loops over the slots stop
+ * there (a scan of all 1024 would fault in pages of the table). */
+static int thr_hi;
+static int slots_hi(void) { return __atomic_load_n(&thr_hi, __ATOMIC_ACQUIRE); }
 static uint64_t samples, lost, unattributed, in_shim, dropped_ips, dropped_stacks, dropped_others;
 static uint64_t unsampled; /* threads without an event (fd share, table, or refused) */
 static int nfds, fd_cap;   /* our open events, and the most we allow ourselves */
 static uintptr_t shim_lo, shim_hi; /* our own code: its faults are not the program's */
 static int perf_ok = -1, perf_errno, no_perf;
+static int window_open;      /* the first event of this process is open */
+static struct faults win0;   /* the process's faults then */
+static uint64_t own_measured; /* the shim's own faults outside the samples */
+static uint64_t reader_faults; /* the reader thread's (RUSAGE_THREAD), drain_lock held */
 static int reader_running;
 static uint32_t reader_wake;
 static int finished; /* the file is written: no more draining */
@@ -84,14 +101,14 @@ static void *grab(size_t bytes)
 
 static void thread_gone(void *slot);
 
-void sample_init(void)
+void sample_init(const char *per, int refused)
 {
-	const char *per = getenv("PREFAULT_PROFILE_PERIOD");
 	struct rlimit rl;
 	Dl_info info;
 	ips = grab(IPS * sizeof *ips);
 	stacks = grab(STACKS * sizeof *stacks);
 	others = grab(OTHERS * sizeof *others);
+	os_faults_self(&win0); /* (the window opens again with the first event) */
 	if (per && *per) {
 		uint64_t v = 0;
 		for (; *per >= '0' && *per <= '9'; per++)
@@ -99,7 +116,7 @@ void sample_init(void)
 		if (!*per && v)
 			period = v;
 	}
-	no_perf = getenv("PREFAULT_TEST_NO_PERF") != NULL; /* the refused path, for tests */
+	no_perf = refused; /* the refused path, for tests */
 	fd_cap = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < THREADS
 	                 ? (int)(rl.rlim_cur / 4)
 	                 : THREADS;
@@ -239,27 +256,30 @@ void sample_drain_locked(void)
 	int i;
 	if (finished)
 		return;
-	for (i = 0; i < THREADS; i++)
+	for (i = 0; i < slots_hi(); i++)
 		if (__atomic_load_n(&thr[i].used, __ATOMIC_ACQUIRE) == 1)
 			drain_one(&thr[i]);
 }
 
 /* ---- events ---- */
 
+static int still_ours(int fd, uint64_t id);
+
 /* Close fd only if it still is the event we opened. */
 static void close_ours(int fd, uint64_t id)
 {
-	uint64_t now = 0;
-	if (sys_call(SYS_ioctl, fd, (long)PERF_EVENT_IOC_ID, (long)&now, 0, 0, 0) == 0 && now == id)
-		close(fd);
+	if (still_ours(fd, id))
+		sys_close(fd);
 }
 
-/* Free a slot's ring and event (drain_lock held). */
-static void release_slot(struct pthr *t)
+/* Free a slot's ring and event (drain_lock held), draining it first if
+ * drain. */
+static void release_slot(struct pthr *t, int drain)
 {
 	if (__atomic_load_n(&t->used, __ATOMIC_ACQUIRE) != 1)
 		return;
-	drain_one(t);
+	if (drain)
+		drain_one(t);
 	sys_munmap(t->ring, (RING_PAGES + 1) * page_size);
 	close_ours(t->fd, t->id);
 	__atomic_sub_fetch(&nfds, 1, __ATOMIC_RELAXED);
@@ -269,18 +289,18 @@ static void release_slot(struct pthr *t)
 static void thread_gone(void *slot)
 {
 	struct pthr *t = slot;
-	shim_guard++;
+	struct guard g = guard_enter();
 	spin_lock(&drain_lock);
-	release_slot(t);
+	release_slot(t, 1);
 	spin_unlock(&drain_lock);
-	shim_guard--;
+	guard_leave(g);
 }
 
-void sample_close_all(void)
+void sample_close_all(int drain)
 {
 	int i;
-	for (i = 0; i < THREADS; i++)
-		release_slot(&thr[i]);
+	for (i = 0; i < slots_hi(); i++)
+		release_slot(&thr[i], drain);
 	finished = 1;
 }
 
@@ -290,15 +310,16 @@ static int move_high(int fd)
 	int lo = fd_cap * 3 < 1000 ? fd_cap * 3 : 1000, nfd;
 	if (lo <= fd)
 		return fd;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, lo);
+	nfd = (int)sys_call(SYS_fcntl, fd, F_DUPFD_CLOEXEC, lo, 0, 0, 0); /* (raw: fcntl is a cancellation point) */
 	if (nfd < 0)
 		return fd;
-	close(fd);
+	sys_close(fd);
 	return nfd;
 }
 
 void profile_thread_start(void)
 {
+	struct faults at = { 0, 0 };
 	struct perf_event_attr a;
 	int fd, i;
 	uint64_t id = 0;
@@ -335,31 +356,39 @@ void profile_thread_start(void)
 		}
 		goto unsampled;
 	}
+	if (!__atomic_load_n(&window_open, __ATOMIC_ACQUIRE))
+		os_faults_self(&at); /* before this thread touches anything of ours */
 	fd = move_high(fd);
 	if (sys_call(SYS_ioctl, fd, (long)PERF_EVENT_IOC_ID, (long)&id, 0, 0, 0) != 0) {
-		close(fd);
+		sys_close(fd);
 		goto unsampled;
 	}
 	ring = sys_mmap(NULL, (RING_PAGES + 1) * page_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (ring == MAP_FAILED) {
-		close(fd);
+		sys_close(fd);
 		goto unsampled;
 	}
 	for (i = 0; i < THREADS; i++) {
 		int expect = 0;
 		if (__atomic_compare_exchange_n(&thr[i].used, &expect, 2, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			int hi = slots_hi();
+			while (hi < i + 1 && !__atomic_compare_exchange_n(&thr_hi, &hi, i + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				;
 			thr[i].fd = fd;
 			thr[i].id = id;
 			thr[i].ring = ring;
 			__atomic_store_n(&thr[i].used, 1, __ATOMIC_RELEASE);
 			perf_ok = 1;
+			if (!__atomic_load_n(&window_open, __ATOMIC_ACQUIRE) &&
+			    !__atomic_exchange_n(&window_open, 1, __ATOMIC_ACQ_REL))
+				win0 = at;
 			if (thr_key_ok)
 				pthread_setspecific(thr_key, &thr[i]); /* freed when the thread exits */
 			return;
 		}
 	}
 	sys_munmap(ring, (RING_PAGES + 1) * page_size);
-	close(fd);
+	sys_close(fd);
 unsampled:
 	__atomic_sub_fetch(&nfds, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&unsampled, 1, __ATOMIC_RELAXED);
@@ -367,9 +396,20 @@ unsampled:
 
 /* ---- the reader thread ---- */
 
+/* The reader's faults so far (drain_lock held): all the shim's own. */
+static void reader_count(void)
+{
+	struct faults f;
+	os_faults_thread(&f);
+	reader_faults = f.minor + f.major;
+}
+
 static void *reader_main(void *arg)
 {
 	pid_t mine = (pid_t)(uintptr_t)arg;
+	spin_lock(&drain_lock);
+	reader_count(); /* its start: the new stack, its TLS */
+	spin_unlock(&drain_lock);
 	for (;;) {
 		uint32_t seen = __atomic_load_n(&reader_wake, __ATOMIC_ACQUIRE);
 		glue_wait(&reader_wake, seen, READ_NS); /* woken early only to leave */
@@ -377,21 +417,59 @@ static void *reader_main(void *arg)
 			break;
 		spin_lock(&drain_lock);
 		sample_drain_locked();
+		reader_count();
 		spin_unlock(&drain_lock);
 	}
 	__atomic_store_n(&reader_running, 0, __ATOMIC_RELEASE);
 	return NULL;
 }
 
+/* Is fd still the event we opened? */
+static int still_ours(int fd, uint64_t id)
+{
+	uint64_t now = 0;
+	return sys_call(SYS_ioctl, fd, (long)PERF_EVENT_IOC_ID, (long)&now, 0, 0, 0) == 0 && now == id;
+}
+
+static int event_ctl(const struct pthr *t, unsigned long op)
+{
+	return still_ours(t->fd, t->id) && sys_call(SYS_ioctl, t->fd, (long)op, 0, 0, 0, 0) == 0;
+}
+
 void profile_tick(void)
 {
+	struct pthr *me;
+	struct faults f0, f1;
+	int paused;
 	/* The reader thread starts on first need, in each process. */
 	if (perf_ok != 1 || __atomic_load_n(&reader_running, __ATOMIC_ACQUIRE))
 		return;
 	if (__atomic_exchange_n(&reader_running, 1, __ATOMIC_ACQUIRE))
 		return;
+	/* Starting it is the shim's work, not the program's: this thread's
+	 * event pauses, and the faults are measured instead. */
+	me = thr_key_ok ? pthread_getspecific(thr_key) : NULL;
+	paused = me && __atomic_load_n(&me->used, __ATOMIC_ACQUIRE) == 1 && event_ctl(me, PERF_EVENT_IOC_DISABLE);
+	os_faults_thread(&f0);
 	if (glue_spawn(reader_main, (void *)(uintptr_t)my_pid, 128 << 10, &reader_wake) != 0)
 		__atomic_store_n(&reader_running, 0, __ATOMIC_RELEASE);
+	os_faults_thread(&f1);
+	if (paused)
+		event_ctl(me, PERF_EVENT_IOC_ENABLE);
+	__atomic_add_fetch(&own_measured, (f1.minor - f0.minor) + (f1.major - f0.major), __ATOMIC_RELAXED);
+}
+
+void sample_stop_all(struct profile_counts *c)
+{
+	struct faults now;
+	int i;
+	for (i = 0; i < slots_hi(); i++)
+		if (__atomic_load_n(&thr[i].used, __ATOMIC_ACQUIRE) == 1)
+			event_ctl(&thr[i], PERF_EVENT_IOC_DISABLE);
+	os_faults_self(&now);
+	c->minor = now.minor - win0.minor;
+	c->major = now.major - win0.major;
+	c->shim_faults = __atomic_load_n(&own_measured, __ATOMIC_RELAXED) + reader_faults;
 }
 
 void sample_fork_child(void)
@@ -400,20 +478,28 @@ void sample_fork_child(void)
 	/* The parent's events and rings are not ours (the rings are not even
 	 * mapped here: perf rings are not inherited); their fds are copies,
 	 * closed if they still are what the parent opened. */
-	for (i = 0; i < THREADS; i++) {
+	for (i = 0; i < slots_hi(); i++) {
 		if (thr[i].used == 1)
 			close_ours(thr[i].fd, thr[i].id);
 		thr[i].used = 0;
 	}
-	memset(ips, 0, IPS * sizeof *ips);
-	memset(stacks, 0, STACKS * sizeof *stacks);
-	memset(others, 0, OTHERS * sizeof *others);
+	thr_hi = 0;
+	/* Fresh zero pages, without touching them (a memset would fault in
+	 * every page of the tables, the parent's untouched ones too). */
+	sys_madvise(ips, PAGE_UP(IPS * sizeof *ips), MADV_DONTNEED);
+	sys_madvise(stacks, PAGE_UP(STACKS * sizeof *stacks), MADV_DONTNEED);
+	sys_madvise(others, PAGE_UP(OTHERS * sizeof *others), MADV_DONTNEED);
 	samples = lost = unattributed = in_shim = 0;
 	dropped_ips = dropped_stacks = dropped_others = unsampled = 0;
 	nfds = 0;
 	finished = 0;
 	perf_ok = -1;
 	reader_running = 0;
+	/* The child's window opens with its event (its fault counts began at
+	 * zero at fork, and the resets above are the shim's, before it). */
+	window_open = 0;
+	own_measured = reader_faults = 0;
+	win0.minor = win0.major = 0;
 	profile_thread_start();
 }
 
@@ -425,34 +511,78 @@ void profile_tab_u64(struct sbuf *sb, uint64_t v)
 	sb_u64(sb, v);
 }
 
+void profile_tab_hex(struct sbuf *sb, uint64_t v)
+{
+	sb_chr(sb, '\t');
+	sb_hex(sb, v);
+}
+
 void profile_tab_name(struct sbuf *sb, const char *s)
 {
 	for (; *s; s++)
 		sb_chr(sb, (*s == '\t' || *s == '\n') ? ' ' : *s);
 }
 
-/* object and symbol for a code address; `caller` means a return address,
- * which points after the call. */
-void profile_symbol(struct sbuf *sb, uintptr_t ip, int caller, char sep)
+/* /proc/self/maps at exit: what each address is, for the "object" and
+ * "other" records. */
+#define MAPS 8192
+static struct mapping {
+	uintptr_t lo, hi, off;
+	uint64_t inode;
+	int exec;
+	const char *path; /* NULL: anonymous */
+} mm[MAPS];
+static int nmm;
+
+static void read_maps(void)
 {
-	Dl_info info;
-	const char *obj = "?";
-	memset(&info, 0, sizeof info);
-	if (dladdr((void *)(ip - (caller ? 1 : 0)), &info) && info.dli_fname) {
-		obj = strrchr(info.dli_fname, '/') ? strrchr(info.dli_fname, '/') + 1 : info.dli_fname;
-		if (!*obj)
-			obj = program_invocation_short_name;
+	static char mb[512 * 1024];
+	long n = os_read_file("/proc/self/maps", mb, sizeof mb);
+	char *line = mb;
+	nmm = 0;
+	while (n > 0 && *line && nmm < MAPS) {
+		char *nl = strchr(line, '\n'), *p;
+		struct mapping *m = &mm[nmm];
+		if (nl)
+			*nl = '\0';
+		m->lo = strtoul(line, &p, 16);
+		m->hi = strtoul(p + 1, &p, 16);
+		while (*p == ' ')
+			p++;
+		m->exec = p[0] && p[1] && p[2] == 'x';
+		while (*p && *p != ' ')
+			p++;
+		m->off = strtoul(p, &p, 16);
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ') /* device */
+			p++;
+		m->inode = strtoull(p, &p, 10);
+		while (*p == ' ')
+			p++;
+		m->path = *p ? p : NULL;
+		nmm++;
+		if (!nl)
+			break;
+		line = nl + 1;
 	}
-	profile_tab_name(sb, obj);
-	sb_chr(sb, sep);
-	if (info.dli_sname) {
-		profile_tab_name(sb, info.dli_sname);
-	} else if (info.dli_fbase) {
-		sb_str(sb, obj);
-		sb_chr(sb, '+');
-		sb_hex(sb, ip - (uintptr_t)info.dli_fbase);
-	} else {
-		sb_hex(sb, ip);
+}
+
+/* The executable file mappings: the tool names code addresses with them. */
+static void write_objects(struct sbuf *sb)
+{
+	int i;
+	for (i = 0; i < nmm; i++) {
+		if (!mm[i].exec || !mm[i].path)
+			continue;
+		sb_str(sb, "object");
+		profile_tab_hex(sb, mm[i].lo);
+		profile_tab_hex(sb, mm[i].hi);
+		profile_tab_hex(sb, mm[i].off);
+		profile_tab_u64(sb, mm[i].inode);
+		sb_chr(sb, '\t');
+		profile_tab_name(sb, mm[i].path);
+		sb_chr(sb, '\n');
 	}
 }
 
@@ -460,53 +590,26 @@ static void others_by_mapping(struct sbuf *sb)
 {
 	/* Label unattributed faults by what /proc/self/maps says is at the
 	 * first address seen in each 2 MiB granule now. */
-	static char mb[256 * 1024];
-	static struct {
-		uintptr_t lo, hi;
-		const char *label;
-	} mm[8192];
-	int nmm = 0, i, j, k;
-	long n = os_read_file("/proc/self/maps", mb, sizeof mb);
-	char *line = mb;
-	while (n > 0 && *line && nmm < 8192) {
-		char *nl = strchr(line, '\n'), *p;
-		if (nl)
-			*nl = '\0';
-		mm[nmm].lo = strtoul(line, &p, 16);
-		mm[nmm].hi = strtoul(p + 1, &p, 16);
-		for (k = 0; k < 4; k++) { /* perms, offset, device, inode */
-			while (*p == ' ')
-				p++;
-			while (*p && *p != ' ')
-				p++;
-		}
-		while (*p == ' ')
-			p++;
-		mm[nmm].label = *p ? (strrchr(p, '/') && *p == '/' ? strrchr(p, '/') + 1 : p) : "[anon]";
-		nmm++;
-		if (!nl)
-			break;
-		line = nl + 1;
-	}
+	int i, j;
 	for (i = 0; i < OTHERS; i++) {
 		const char *label = "[unmapped]";
 		if (!others[i].n)
 			continue;
 		for (j = 0; j < nmm; j++) {
 			if (others[i].first >= mm[j].lo && others[i].first < mm[j].hi) {
-				label = mm[j].label;
+				const char *p = mm[j].path;
+				label = !p ? "[anon]" : (*p == '/' && strrchr(p, '/')) ? strrchr(p, '/') + 1 : p;
 				break;
 			}
 		}
 		sb_str(sb, "other\t");
 		profile_tab_name(sb, label);
-		sb_chr(sb, '\t');
-		sb_u64(sb, others[i].n);
+		profile_tab_u64(sb, others[i].n);
 		sb_chr(sb, '\n');
 	}
 }
 
-void sample_write(struct sbuf *sb)
+void sample_write(struct sbuf *sb, struct profile_counts *c)
 {
 	int i;
 	sb_str(sb, "perf\t");
@@ -524,55 +627,38 @@ void sample_write(struct sbuf *sb)
 		sb_u64(sb, (uint64_t)perf_errno);
 		sb_chr(sb, ')');
 	}
-	sb_str(sb, "\nperiod\t");
-	sb_u64(sb, period);
-	sb_str(sb, "\nsamples\t");
-	sb_u64(sb, samples);
-	profile_tab_u64(sb, lost);
-	profile_tab_u64(sb, unattributed);
-	profile_tab_u64(sb, in_shim);
-	sb_str(sb, "\nlimits\tunsampled_threads");
-	profile_tab_u64(sb, unsampled);
-	sb_str(sb, "\tdropped_code");
-	profile_tab_u64(sb, dropped_ips);
-	sb_str(sb, "\tdropped_stacks");
-	profile_tab_u64(sb, dropped_stacks);
-	sb_str(sb, "\tdropped_other");
-	profile_tab_u64(sb, dropped_others);
-	sb_str(sb, "\tmerged_sites");
-	profile_tab_u64(sb, sites_merged);
-	sb_str(sb, "\tuntracked_ranges");
-	profile_tab_u64(sb, live_dropped);
 	sb_chr(sb, '\n');
+	c->period = period;
+	c->sampled = samples;
+	c->lost = lost;
+	c->unattributed = unattributed;
+	c->in_shim = in_shim;
+	c->shim_faults += in_shim;
+	c->unsampled_threads = unsampled;
+	c->dropped_code = dropped_ips;
+	c->dropped_stacks = dropped_stacks;
+	c->dropped_other = dropped_others;
+	read_maps();
+	write_objects(sb);
 	for (i = 0; i < IPS; i++) {
 		if (!ips[i].n)
 			continue;
-		sb_str(sb, "code\t");
-		profile_symbol(sb, ips[i].ip, 0, '\t');
+		sb_str(sb, "code");
+		profile_tab_hex(sb, ips[i].ip);
 		profile_tab_u64(sb, ips[i].n);
 		sb_chr(sb, '\n');
 	}
 	for (i = 0; i < STACKS; i++) {
-		int k;
+		uint32_t k;
 		if (!stacks[i].n)
 			continue;
-		sb_str(sb, "stack\t");
-		sb_u64(sb, stacks[i].n);
+		sb_str(sb, "stack");
+		profile_tab_u64(sb, stacks[i].n);
 		sb_chr(sb, '\t');
-		for (k = (int)stacks[i].depth - 1; k >= 0; k--) { /* root first */
-			char fr[300];
-			struct sbuf f1;
-			char *tab;
-			sb_init(&f1, fr, sizeof fr, -1);
-			profile_symbol(&f1, stacks[i].ip[k], k > 0, '\t');
-			sb_cstr(&f1);
-			tab = strchr(fr, '\t'); /* folded frames: the symbol, or object+offset */
-			for (char *c = tab ? tab + 1 : fr; *c; c++)
-				if (*c == ';' || *c == ' ')
-					*c = '_';
-			sb_str(sb, tab ? tab + 1 : fr);
+		for (k = 0; k < stacks[i].depth; k++) { /* innermost first */
 			if (k)
-				sb_chr(sb, ';');
+				sb_chr(sb, ',');
+			sb_hex(sb, stacks[i].ip[k]);
 		}
 		sb_chr(sb, '\n');
 	}

@@ -28,13 +28,22 @@ uint64_t sites_merged, live_dropped;
 uint64_t period = 1;
 pid_t my_pid;
 static unsigned nsites;
+/* The used slots in the order they were taken: the fork child and the
+ * file visit these, not the whole table (each page of it they read would
+ * be a fault of the shim's own). */
+static uint16_t *used;
 static struct slab live_slab = { sizeof(struct live), NULL, NULL, NULL, 0 };
 
 void tables_init(void)
 {
-	void *p = sys_mmap(NULL, SITES * sizeof *sites, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = sys_mmap(NULL, SITES * (sizeof *sites + sizeof *used), PROT_READ | PROT_WRITE,
+	                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	sites = p == MAP_FAILED ? NULL : p;
+	used = sites ? (uint16_t *)(sites + SITES) : NULL;
 }
+
+unsigned tables_nsites(void) { return nsites; }
+const struct site *tables_site(unsigned i) { return &sites[used[i]]; }
 
 static uint32_t site_of(uintptr_t ret, unsigned call, uint64_t len, unsigned mk, unsigned pk)
 {
@@ -47,13 +56,15 @@ static uint32_t site_of(uintptr_t ret, unsigned call, uint64_t len, unsigned mk,
 			if (nsites >= SITES * 3 / 4) { /* full: the last slot collects the rest */
 				i = SITES - 1;
 				sites_merged++;
+				if (!sites[i].maps && !sites[i].ret)
+					used[nsites++] = (uint16_t)i;
 				break;
 			}
 			s->ret = ret;
 			s->call = call;
 			s->klass = k;
 			s->size_min = len;
-			nsites++;
+			used[nsites++] = (uint16_t)i;
 			break;
 		}
 		if (s->ret == ret && s->call == call && s->klass == k)
@@ -218,12 +229,16 @@ void tables_touched_at_exit(void)
 
 void tables_fork_child(void)
 {
-	int i;
-	/* Counts start afresh; the live ranges are the child's too. */
-	for (i = 0; i < SITES; i++) {
-		struct site *s = &sites[i];
-		s->maps = s->unmaps = s->bytes = s->touched = s->faults = 0;
-		s->ranges_faulted = s->ranges_early = s->faults_early = s->delay_us = 0;
+	unsigned i;
+	/* Counts start afresh (the sizes seen stay); the live ranges are the
+	 * child's too. */
+	for (i = 0; i < nsites; i++) {
+		struct site *s = &sites[used[i]];
+#define ZERO(m, key, merge)                                                                                            \
+	if ((merge) == FK_SUM)                                                                                    \
+		s->m = 0;
+		PROFILE_SITE_COUNTS(ZERO)
+#undef ZERO
 	}
 	sites_merged = live_dropped = 0;
 	spin_init(&site_lock);

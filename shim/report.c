@@ -93,45 +93,6 @@ static void json_kv(struct sbuf *sb, const char *k, uint64_t v, int comma)
 	sb_u64(sb, v);
 }
 
-/* Keys with a path ("background.leaps") into nested objects, written in the
- * order given: a group opens where its first key stands. */
-struct jw {
-	struct sbuf *sb;
-	const char *group; /* open group, or NULL */
-	size_t glen;
-	int first;         /* nothing written yet in the open object */
-};
-
-static void jw_key(struct jw *w, const char *path)
-{
-	const char *dot = strchr(path, '.');
-	size_t glen = dot ? (size_t)(dot - path) : 0;
-	if (w->group && (!dot || glen != w->glen || strncmp(path, w->group, glen))) {
-		sb_chr(w->sb, '}');
-		w->group = NULL;
-		w->first = 0;
-	}
-	if (dot && !w->group) {
-		sb_str(w->sb, w->first ? "\"" : ",\"");
-		sb_strn(w->sb, path, glen);
-		sb_str(w->sb, "\":{");
-		w->group = path;
-		w->glen = glen;
-		w->first = 1;
-	}
-	sb_str(w->sb, w->first ? "\"" : ",\"");
-	sb_str(w->sb, dot ? dot + 1 : path);
-	sb_str(w->sb, "\":");
-	w->first = 0;
-}
-
-static void jw_close(struct jw *w)
-{
-	if (w->group)
-		sb_chr(w->sb, '}');
-	w->group = NULL;
-}
-
 static void json_sizes(struct sbuf *sb, const struct hist *h)
 {
 	int k, first = 1;
@@ -155,12 +116,12 @@ static void json_sizes(struct sbuf *sb, const struct hist *h)
 /* A rule's figures, or (is_rule 0) the unmatched requests'. */
 static void json_rule(struct sbuf *sb, const char *name, const struct figs_rule *r, int is_rule)
 {
-	struct jw w = { sb, NULL, 0, 0 };
+	struct sb_jw w = { sb, NULL, 0, 0 };
 	sb_str(sb, "{\"name\":");
 	sb_json_str(sb, name);
 #define PF_JSON_FIG(field, path, kind, scope)                                                \
 	if ((scope) == FS_ALL || is_rule) {                                                  \
-		jw_key(&w, path);                                                            \
+		sb_jw_key(&w, path);                                                         \
 		if ((kind) == FK_NS)                                                         \
 			sb_secs(sb, r->field);                                               \
 		else                                                                         \
@@ -168,7 +129,7 @@ static void json_rule(struct sbuf *sb, const char *name, const struct figs_rule 
 	}
 	PF_RULE_FIGS(PF_JSON_FIG)
 #undef PF_JSON_FIG
-	jw_close(&w);
+	sb_jw_close(&w);
 	sb_chr(sb, ',');
 	json_sizes(sb, &r->sizes);
 	sb_chr(sb, '}');

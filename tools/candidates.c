@@ -168,9 +168,9 @@ int plan_candidates(const struct profile *m, struct plan *p)
 	size_t i;
 	memset(p, 0, sizeof *p);
 	p->perf_ok = m->perf_ok;
-	/* The shares are of every fault the tree took: a site's share bounds
-	 * what a rule for it can gain. */
-	p->total = m->minor + m->major;
+	/* The shares are of every fault the program's tree took (the shim's
+	 * own left out): a site's share bounds what a rule for it can gain. */
+	p->total = program_faults(m);
 	for (i = 0; i < m->nsites; i++) {
 		const struct psite *s = &m->sites[i];
 		struct site_plan *sp;

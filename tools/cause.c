@@ -5,7 +5,7 @@
  * its interpreter.  NULL when the file shows no such cause: the shim should
  * have loaded, and the caller says what else it may have been. */
 #include "cli.h"
-#include <link.h>
+#include "elfread.h"
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -30,25 +30,6 @@ static int find_program(const char *name, char *out, size_t cap)
 		if (!p[n])
 			return -1;
 	}
-}
-
-/* 1 if the ELF file has a PT_INTERP (dynamically linked), 0 if not, -1 if
- * it cannot be read or is not ELF of our class. */
-static int has_interp(int fd)
-{
-	ElfW(Ehdr) eh;
-	ElfW(Phdr) ph;
-	int i;
-	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) || eh.e_phentsize != sizeof ph)
-		return -1;
-	for (i = 0; i < eh.e_phnum; i++) {
-		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (size_t)i * sizeof ph)) != (ssize_t)sizeof ph)
-			return -1;
-		if (ph.p_type == PT_INTERP)
-			return 1;
-	}
-	return 0;
 }
 
 static const char *cause_of(const char *name, int depth)
@@ -84,7 +65,7 @@ static const char *cause_of(const char *name, int depth)
 		interp[strcspn(interp, " \t\n")] = '\0';
 		return *interp ? cause_of(interp, 1) : NULL;
 	}
-	dyn = has_interp(fd);
+	dyn = elf_fd_interp(fd); /* (either ELF class: a 32-bit static program is static too) */
 	close(fd);
 	return dyn == 0 ? "it is statically linked (checked: no program interpreter, so nothing is preloaded)" : NULL;
 }

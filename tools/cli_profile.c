@@ -19,17 +19,8 @@
 static void print_table(FILE *o, const struct profile *m, int nproc, const char *cmd)
 {
 	size_t i;
-	uint64_t tot = m->sampled ? m->sampled : 1;
-	fprintf(o, "\nprefault profile: %s [%d process%s], %llu faults in all (minor %llu, major %llu)\n", cmd, nproc,
-	        nproc == 1 ? "" : "es", (unsigned long long)(m->minor + m->major), (unsigned long long)m->minor,
-	        (unsigned long long)m->major);
-	if (m->perf_ok)
-		fprintf(o, "  %llu faults sampled (every %llu%s), %llu lost; %llu in the shim's own tables (not shown)\n",
-		        (unsigned long long)m->sampled, (unsigned long long)m->period, m->period == 1 ? " fault" : " faults",
-		        (unsigned long long)m->lost, (unsigned long long)m->in_shim);
-	else
-		fprintf(o, "  fault sampling unavailable: %s\n  (mapping-level figures below; faults per site and code are unknown)\n",
-		        m->perf_why);
+	uint64_t tot = program_sampled(m) ? program_sampled(m) : 1;
+	print_profile_counts(o, m, nproc, cmd);
 	fprintf(o, "\nMapping sites, heaviest first:\n");
 	fprintf(o, "  %8s %6s %6s %6s %10s %8s %-6s %-9s %s\n", "faults", "share", "maps", "unmaps", "mapped", "touched",
 	        "call", "size", "site");

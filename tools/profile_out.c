@@ -2,8 +2,26 @@
  * and speedscope read them), and as a self-contained SVG chart. */
 #include "profile_data.h"
 #include "fmt.h"
+#include "sbuf.h"
 #include <stdio.h>
 #include <string.h>
+
+/* The counters of a table (profile_format.h), keyed as sb_jw writes them,
+ * after a member already written. */
+#define JSON_COUNTS(f, TABLE, obj)                                                                                     \
+	do {                                                                                                           \
+		char jbuf_[4096];                                                                                      \
+		const __typeof__(*(obj)) *o_ = (obj);                                                                  \
+		struct sbuf jsb_;                                                                                      \
+		struct sb_jw jw_ = { &jsb_, NULL, 0, 0 };                                                              \
+		sb_init(&jsb_, jbuf_, sizeof jbuf_, -1);                                                               \
+		TABLE(JSON_COUNT_ONE)                                                                                  \
+		sb_jw_close(&jw_);                                                                                     \
+		fputs(sb_cstr(&jsb_), f);                                                                              \
+	} while (0)
+#define JSON_COUNT_ONE(m, key, kind)                                                                                   \
+	sb_jw_key(&jw_, key);                                                                                          \
+	sb_u64(&jsb_, o_->m);
 
 static void json_sites(FILE *f, const struct psite *s, size_t n)
 {
@@ -14,14 +32,10 @@ static void json_sites(FILE *f, const struct psite *s, size_t n)
 		json_string(f, s[i].caller);
 		fprintf(f, ",\"symbol\":");
 		json_string(f, s[i].symbol);
-		fprintf(f, ",\"call\":\"%s\",\"kind\":\"%s\",\"prot\":\"%s\",\"size\":%llu,\"size_min\":%llu,\"size_max\":%llu,"
-		           "\"maps\":%llu,\"unmaps\":%llu,\"bytes\":%llu,\"touched_bytes\":%llu,\"faults\":%llu,"
-		           "\"ranges_faulted\":%llu,\"ranges_early\":%llu,\"faults_early\":%llu,\"delay_us\":%llu}",
-		        s[i].call, s[i].kind, s[i].prot, (unsigned long long)s[i].size_class, (unsigned long long)s[i].size_min,
-		        (unsigned long long)s[i].size_max, (unsigned long long)s[i].maps, (unsigned long long)s[i].unmaps,
-		        (unsigned long long)s[i].bytes, (unsigned long long)s[i].touched, (unsigned long long)s[i].faults,
-		        (unsigned long long)s[i].ranges_faulted, (unsigned long long)s[i].ranges_early,
-		        (unsigned long long)s[i].faults_early, (unsigned long long)s[i].delay_us);
+		fprintf(f, ",\"call\":\"%s\",\"kind\":\"%s\",\"prot\":\"%s\",\"size\":%llu", s[i].call, s[i].kind,
+		        s[i].prot, (unsigned long long)s[i].size_class);
+		JSON_COUNTS(f, PROFILE_SITE_COUNTS, &s[i]);
+		fputc('}', f);
 	}
 	fputc(']', f);
 }
@@ -49,11 +63,9 @@ static void json_common(FILE *f, const struct profile *p)
 {
 	fprintf(f, "\"perf\":");
 	json_string(f, p->perf_ok ? "ok" : p->perf_why[0] ? p->perf_why : "refused");
-	fprintf(f, ",\"faults\":{\"minor\":%llu,\"major\":%llu},\"sampled\":%llu,\"period\":%llu,\"lost\":%llu,"
-	           "\"outside_sites\":%llu,\"in_shim\":%llu,\"sites\":",
-	        (unsigned long long)p->minor, (unsigned long long)p->major, (unsigned long long)p->sampled,
-	        (unsigned long long)p->period, (unsigned long long)p->lost, (unsigned long long)p->unattributed,
-	        (unsigned long long)p->in_shim);
+	JSON_COUNTS(f, PROFILE_COUNTS, p);
+	fprintf(f, ",\"program_faults\":%llu,\"program_sampled\":%llu,\"sites\":",
+	        (unsigned long long)program_faults(p), (unsigned long long)program_sampled(p));
 	json_sites(f, p->sites, p->nsites);
 	fprintf(f, ",\"code\":");
 	json_counts(f, p->code, p->ncode, "object", "symbol");
@@ -121,6 +133,31 @@ static void xml(FILE *f, const char *s)
 }
 
 
+void print_profile_counts(FILE *o, const struct profile *m, int nproc, const char *cmd)
+{
+	uint64_t prog = program_faults(m), sampled = program_sampled(m);
+	fprintf(o, "\nprefault profile: %s [%d process%s], %llu faults (minor %llu, major %llu): %llu the program's, %llu "
+	           "the shim's own\n",
+	        cmd, nproc, nproc == 1 ? "" : "es", (unsigned long long)(m->minor + m->major), (unsigned long long)m->minor,
+	        (unsigned long long)m->major, (unsigned long long)prog, (unsigned long long)m->shim_faults);
+	if (!m->perf_ok) {
+		fprintf(o, "  fault sampling unavailable: %s\n  (mapping-level figures below; faults per site and code are "
+		           "unknown)\n",
+		        m->perf_why);
+		return;
+	}
+	fprintf(o, "  %llu of the program's sampled (every %llu%s), %llu lost", (unsigned long long)sampled,
+	        (unsigned long long)m->period, m->period == 1 ? " fault" : " faults", (unsigned long long)m->lost);
+	if (m->period == 1 && prog > sampled + m->lost)
+		fprintf(o, "; %llu not sampled (taken in the kernel on its behalf, or in threads without a fault event)",
+		        (unsigned long long)(prog - sampled - m->lost));
+	fprintf(o, "\n");
+	if (m->exit_locked)
+		fprintf(o, "  %llu process%s left from a signal handler that interrupted the shim: the samples of %s last "
+		           "moments were not read\n",
+		        (unsigned long long)m->exit_locked, m->exit_locked == 1 ? "" : "es", m->exit_locked == 1 ? "its" : "their");
+}
+
 /* Two bars per site: its share of the sampled faults, and how much of what
  * it mapped the program touched.  Heaviest first, up to 16 sites. */
 int write_svg(const char *path, const struct profile *m, char **cmd)
@@ -128,7 +165,7 @@ int write_svg(const char *path, const struct profile *m, char **cmd)
 	FILE *f = fopen(path, "w");
 	size_t i, n = m->nsites < 16 ? m->nsites : 16;
 	int w = 960, left = 360, barw = 260, row = 34, top = 70, h = top + (int)(n ? n : 1) * row + 50;
-	uint64_t tot = m->sampled ? m->sampled : 1, maxf = 1;
+	uint64_t tot = program_sampled(m) ? program_sampled(m) : 1, maxf = 1;
 	if (!f) {
 		perror(path);
 		return -1;
@@ -144,9 +181,10 @@ int write_svg(const char *path, const struct profile *m, char **cmd)
 		xml(f, cmd[i]);
 		fputc(' ', f);
 	}
-	fprintf(f, "</text>\n<text x=\"12\" y=\"40\" fill=\"#444\">%llu faults in all; ", (unsigned long long)(m->minor + m->major));
+	fprintf(f, "</text>\n<text x=\"12\" y=\"40\" fill=\"#444\">%llu faults of the program (and %llu of the shim); ",
+	        (unsigned long long)program_faults(m), (unsigned long long)m->shim_faults);
 	if (m->perf_ok)
-		fprintf(f, "%llu sampled. ", (unsigned long long)m->sampled);
+		fprintf(f, "%llu sampled. ", (unsigned long long)program_sampled(m));
 	else
 		fprintf(f, "fault sampling unavailable (mapping figures only). ");
 	fprintf(f, "Orange: share of sampled faults. Blue: share of the mapped bytes the program touched.</text>\n");

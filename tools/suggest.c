@@ -34,7 +34,7 @@ int write_suggestion(const char *path, const struct profile *m, char **cmd)
 	OUT("# Suggested by: prefault profile --suggest");
 	for (j = 0; cmd[j]; j++)
 		OUT(" %s", tty_str(cmd[j]));
-	OUT("\n# %llu faults in all; %s.\n", (unsigned long long)(m->minor + m->major),
+	OUT("\n# %llu faults of the program; %s.\n", (unsigned long long)program_faults(m),
 	    m->perf_ok ? "sites weighed by sampled faults" : "fault sampling unavailable: sites weighed by pages touched");
 	OUT("# Every rule here is untested: run prefault tune to measure it (prefault tune -- CMD tries each\n"
 	    "# candidate against the program and keeps only what is faster and cuts faults).\n"

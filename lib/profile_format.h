@@ -1,0 +1,94 @@
+/* profile_format.h: the per-process profile file, described once.
+ *
+ * The shim writes it (profile.c, profile_sample.c) and the tool reads it
+ * (tools/profile_data.c), both from these tables: a new counter is one line
+ * here, and the reader refuses a file of another version with a message
+ * that says so, instead of reading fields by position from a layout it
+ * does not know.
+ *
+ * A file is lines of tab-separated fields.  The first is the magic word and
+ * the version; the last is "end" (a process killed while writing leaves no
+ * "end", and its file is not read).  Every other line is a record: a tag,
+ * then exactly the fields PROFILE_RECORDS gives it, each of a kind:
+ *   u  a decimal number        x  an address, in hex (0x...)
+ *   t  text (no tab, no newline: the writer replaces them)
+ *   l  a list of addresses, comma-separated, innermost frame first
+ *
+ * Code is written as raw addresses, with the file mappings ("object"
+ * records, from /proc/self/maps at exit) that hold them: the tool names them
+ * after the run, from the files' symbol tables and debug files.  The shim
+ * names nothing (no dladdr: it takes the loader's lock, at exit).
+ */
+#ifndef PREFAULT_PROFILE_FORMAT_H
+#define PREFAULT_PROFILE_FORMAT_H
+#include "figs.h" /* enum fig_kind: how a counter adds up across a tree */
+
+#define PROFILE_MAGIC "prefault-profile"
+#define PROFILE_VERSION 3
+#define PROFILE_STR_(x) #x
+#define PROFILE_STR(x) PROFILE_STR_(x)
+#define PROFILE_VERSION_STR PROFILE_STR(PROFILE_VERSION)
+
+/* X(tag, kinds): the records.  Fields, in order:
+ *   process  pid, ppid, program, exe
+ *   count    name (of PROFILE_COUNTS), value
+ *   perf     "ok" or "refused", why (or "-")
+ *   object   start, end, file offset, inode, path: an executable file mapping
+ *   code     address of the faulting instruction, sampled faults
+ *   stack    sampled faults, the call chain (the first address is the
+ *            faulting instruction, the rest return addresses)
+ *   other    where (what /proc/self/maps says is there), sampled faults
+ *   site     return address of the call, call, kind, prot, size class (a
+ *            power of two), then PROFILE_SITE_COUNTS in order */
+#define PROFILE_RECORDS(X)                                                                                             \
+	X(process, "uutt")                                                                                             \
+	X(count, "tu")                                                                                                 \
+	X(perf, "tt")                                                                                                  \
+	X(object, "xxxut")                                                                                             \
+	X(code, "xu")                                                                                                  \
+	X(stack, "ul")                                                                                                 \
+	X(other, "tu")                                                                                                 \
+	X(site, "xtttu")                                                                                               \
+	X(end, "")
+
+/* X(member, JSON key, kind): the process's counters, one "count" record
+ * each (by name: a reader skips names it does not know).  A JSON key with a
+ * dot is a member of an object ("faults.minor").  The figures add up:
+ * sampled = the program's samples + in_shim, and faults counts every fault
+ * of the process while its events were open, the shim's own included
+ * (shim_faults: its tables, sampled, plus its threads' and its thread
+ * starts', measured). */
+#define PROFILE_COUNTS(X)                                                                                              \
+	X(minor, "faults.minor", FK_SUM)                                                                          \
+	X(major, "faults.major", FK_SUM)                                                                          \
+	X(shim_faults, "faults.shim", FK_SUM)                                                                     \
+	X(period, "period", FK_FIRST)                                                                             \
+	X(sampled, "sampled", FK_SUM)                                                                             \
+	X(lost, "lost", FK_SUM)                                                                                   \
+	X(unattributed, "outside_sites", FK_SUM)                                                                  \
+	X(in_shim, "in_shim", FK_SUM)                                                                             \
+	X(unsampled_threads, "limits.unsampled_threads", FK_SUM)                                                  \
+	X(dropped_code, "limits.dropped_code", FK_SUM)                                                            \
+	X(dropped_stacks, "limits.dropped_stacks", FK_SUM)                                                        \
+	X(dropped_other, "limits.dropped_other", FK_SUM)                                                          \
+	X(merged_sites, "limits.merged_sites", FK_SUM)                                                            \
+	X(untracked_ranges, "limits.untracked_ranges", FK_SUM)                                                  \
+	X(exit_locked, "limits.exit_locked", FK_SUM) /* exit inside the shim: last samples unread */
+
+/* X(member, JSON key, kind): a mapping site's counters, the last fields of
+ * its "site" record, in this order. */
+#define PROFILE_SITE_COUNTS(X)                                                                                         \
+	X(size_min, "size_min", FK_MIN)                                                                           \
+	X(size_max, "size_max", FK_MAX)                                                                           \
+	X(maps, "maps", FK_SUM)                                                                                   \
+	X(unmaps, "unmaps", FK_SUM)                                                                               \
+	X(bytes, "bytes", FK_SUM)                                                                                 \
+	X(touched, "touched_bytes", FK_SUM)                                                                       \
+	X(faults, "faults", FK_SUM)                                                                               \
+	X(ranges_faulted, "ranges_faulted", FK_SUM) /* mapped ranges that took a sampled fault */                 \
+	X(ranges_early, "ranges_early", FK_SUM)     /* ... whose first came within 5 ms of the map */             \
+	X(faults_early, "faults_early", FK_SUM)     /* sampled faults within 5 ms of their range's map */         \
+	X(delay_us, "delay_us", FK_SUM)             /* sum over ranges of map-to-first-fault time */
+
+#define PROFILE_X_MEMBER(m, key, merge) uint64_t m;
+#endif
