@@ -267,7 +267,12 @@ const struct pol_word pol_map_words[] = {
 #define PF_ACTION_WORD(name, word, bit, calls, excl, why, knob, hint, tune, step) [bit] = { word, A_##name },
 #define PF_ACTION_REC(name, word, bit, calls, excl, why, knob, hint, tune, step)                    \
 	{ word, A_##name, calls, (unsigned)(excl), why, knob, hint, tune },
-const struct pol_word pol_action_words[] = { PF_ACTIONS(PF_ACTION_WORD)[8] = { NULL, 0 } };
+#define PF_ACTION_OR(name, word, bit, calls, excl, why, knob, hint, tune, step) | A_##name
+/* The bits run from 0 with no gap, so the first empty entry ends the words. */
+_Static_assert((((0 PF_ACTIONS(PF_ACTION_OR)) + 1u) & (0 PF_ACTIONS(PF_ACTION_OR))) == 0,
+               "actions.h: action bits must run 0, 1, 2, ... with no gap");
+const struct pol_word pol_action_words[sizeof(unsigned) * 8 + 1] = { PF_ACTIONS(PF_ACTION_WORD) };
+#undef PF_ACTION_OR
 const struct pol_action pol_actions[] = { PF_ACTIONS(PF_ACTION_REC){ NULL, 0, 0, 0, NULL, NULL, NULL, 0 } };
 #undef PF_ACTION_WORD
 #undef PF_ACTION_REC
