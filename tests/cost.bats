@@ -157,7 +157,7 @@ ir_pair() {
 }
 
 @test "malloc and free in observe mode: instructions a pair within 5% of a bare forwarding wrapper (callgrind)" {
-	needs_plain_runtime
+	needs_plain_build
 	command -v valgrind >/dev/null || skip "valgrind is not installed"
 	fwd=$(ir_pair "$FWD" 20000 pairs)
 	shim=$(ir_pair "$SHIM" 20000 pairs)
@@ -166,7 +166,7 @@ ir_pair() {
 }
 
 @test "free of an untracked block takes no lock while a block is tracked: within 5% of a bare wrapper (callgrind)" {
-	needs_plain_runtime
+	needs_plain_build
 	command -v valgrind >/dev/null || skip "valgrind is not installed"
 	export IR_POLICY
 	IR_POLICY=$(policy big <<<$'[rule big]\ncall = malloc\nsize = >=4M\naction = populate')

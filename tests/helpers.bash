@@ -23,6 +23,13 @@ esac
 SHIM_LD="${SAN_RT:+$SAN_RT:}$SHIM"
 # ASan and TSan also stub out mlock, map shadow memory (peak RSS), and cannot
 # be preloaded into a copied set-user-ID library: such tests need a plain build.
+# Instruction counts (callgrind) are the plain build's: a sanitizer's
+# instrumentation adds its own.
+needs_plain_build() {
+	if [ -n "${PREFAULT_SANITIZER:-}" ]; then
+		skip "instructions of the $PREFAULT_SANITIZER build are not the plain build's"
+	fi
+}
 needs_plain_runtime() {
 	if [ -n "$SAN_RT" ]; then
 		skip "the $PREFAULT_SANITIZER runtime changes what this test observes"
