@@ -233,7 +233,7 @@ void recycle_release_range(uintptr_t start, size_t len)
  * than every 100 ms. */
 static int memory_short(void)
 {
-	uint64_t now = os_now_ns(), avail, room, kb, least; /* (a clock read: no system call) */
+	uint64_t now = os_coarse_ns(), avail, room, kb, least; /* (a coarse clock read: no system call) */
 	uint64_t last = __atomic_load_n(&S.last_check, __ATOMIC_RELAXED);
 	if (now - last < PRESSURE_NS && last)
 		return __atomic_load_n(&S.was_short, __ATOMIC_RELAXED);

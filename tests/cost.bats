@@ -165,7 +165,7 @@ ir_pair() {
 	le "$shim" "$(awk -v f="$fwd" 'BEGIN { print f * 1.05 }')"
 }
 
-@test "free of an untracked block takes no lock while a block is tracked: within 5% of a bare wrapper (callgrind)" {
+@test "free of an untracked block takes no lock while a block is tracked: within 5% of a bare wrapper (callgrind; issue 22 #16)" {
 	needs_plain_build
 	command -v valgrind >/dev/null || skip "valgrind is not installed"
 	export IR_POLICY

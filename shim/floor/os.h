@@ -14,6 +14,9 @@
 struct faults { uint64_t minor, major; };
 
 uint64_t os_now_ns(void);                /* CLOCK_MONOTONIC */
+/* CLOCK_MONOTONIC_COARSE: to a few ms, and a fifth of the cost (about 9 ns
+ * here, against 45): for "has 100 ms passed" on a hot path. */
+uint64_t os_coarse_ns(void);
 void os_faults_self(struct faults *f);   /* whole process, all threads */
 void os_faults_thread(struct faults *f); /* calling thread only */
 int os_online_cpus(void);
