@@ -15,20 +15,18 @@
 
 #define OUT_BUF (4 << 10) /* formatting buffer for the profile file, flushed when full */
 
-char path_tmpl[1024];
-
 void profile_init(const struct settings *set)
 {
 	const char *tmpl = set->profile;
 	size_t n = strlen(tmpl);
-	if (n >= sizeof path_tmpl)
+	if (n >= sizeof P.path_tmpl)
 		return;
 	tables_init();
-	if (!sites)
+	if (!P.sites)
 		return;
 	sample_init(set->profile_period, set->test_no_perf != NULL);
-	memcpy(path_tmpl, tmpl, n + 1);
-	my_pid = sys_getpid();
+	memcpy(P.path_tmpl, tmpl, n + 1);
+	P.my.pid = sys_getpid();
 	profiling = 1;
 }
 
@@ -47,17 +45,29 @@ void profile_atfork(int who)
 	if (!profiling)
 		return;
 	if (who == FORK_PREPARE) {
-		spin_lock(&drain_lock);
-		spin_lock(&live_lock);
-		spin_lock(&site_lock);
+		spin_lock(&P.drain_lock);
+		spin_lock(&P.live_lock);
+		spin_lock(&P.site_lock);
 	} else if (who == FORK_PARENT) {
-		spin_unlock(&site_lock);
-		spin_unlock(&live_lock);
-		spin_unlock(&drain_lock);
+		spin_unlock(&P.site_lock);
+		spin_unlock(&P.live_lock);
+		spin_unlock(&P.drain_lock);
 	} else {
-		my_pid = sys_getpid();
+		/* The child is a process of its own, with the parent's mappings.
+		 * It keeps the settings, the live ranges and the sites (their
+		 * sizes); it has none of the parent's events, its reader thread
+		 * or its locks' holders; it counts from zero. */
+		sample_fork_child_events();
+		memset(&P.my, 0, sizeof P.my);
+		P.my.pid = sys_getpid();
 		tables_fork_child();
 		sample_fork_child();
+		spin_init(&P.site_lock);
+		spin_init(&P.live_lock);
+		spin_init(&P.drain_lock);
+		/* Its window opens with its event (its fault counts began at zero
+		 * at fork, and the resets above are the shim's, before it). */
+		profile_thread_start();
 	}
 }
 
@@ -86,7 +96,7 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, int may_wa
 	struct sbuf sb, pth;
 	unsigned i;
 	int fd, drain, live;
-	if (!profiling || sys_getpid() != my_pid)
+	if (!profiling || sys_getpid() != P.my.pid)
 		return;
 	/* The reader must not count while the tables are written out: hold the
 	 * drain lock throughout.  The window closes first (every event
@@ -96,10 +106,10 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, int may_wa
 	 * Where a lock cannot be had (the code this thread's signal handler
 	 * interrupted holds it), the ranges are not walked and the rings not
 	 * drained: a shorter profile, never an exit that waits forever. */
-	drain = spin_lock_bounded(&drain_lock, may_wait);
-	live = spin_lock_bounded(&live_lock, may_wait);
+	drain = spin_lock_bounded(&P.drain_lock, may_wait);
+	live = spin_lock_bounded(&P.live_lock, may_wait);
 	if (live) /* (free: no frame of this thread holds it, so waiting for it is safe) */
-		spin_unlock(&live_lock);
+		spin_unlock(&P.live_lock);
 	memset(&c, 0, sizeof c);
 	c.exit_locked = !(drain && live);
 	sample_stop_all(&c);
@@ -109,12 +119,12 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, int may_wa
 	if (live)
 		tables_touched_at_exit();
 	sb_init(&pth, path, sizeof path, -1);
-	sb_template(&pth, path_tmpl, (uint64_t)my_pid, program);
+	sb_template(&pth, P.path_tmpl, (uint64_t)P.my.pid, program);
 	sb_cstr(&pth);
 	fd = pth.trunc ? -1 : os_open_report(path);
 	if (fd < 0) {
 		if (drain)
-			spin_unlock(&drain_lock);
+			spin_unlock(&P.drain_lock);
 		return;
 	}
 	sb_init(&sb, buf, sizeof buf, -1);
@@ -122,7 +132,7 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, int may_wa
 	sb_str(&sb, PROFILE_MAGIC "\t");
 	sb_u64(&sb, PROFILE_VERSION);
 	sb_str(&sb, "\nprocess\t");
-	sb_u64(&sb, (uint64_t)my_pid);
+	sb_u64(&sb, (uint64_t)P.my.pid);
 	profile_tab_u64(&sb, (uint64_t)ppid);
 	sb_chr(&sb, '\t');
 	profile_tab_name(&sb, program);
@@ -133,8 +143,8 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, int may_wa
 	for (i = 0; i < tables_nsites(); i++)
 		if (tables_site(i)->maps)
 			site_line(&sb, tables_site(i));
-	c.merged_sites = sites_merged;
-	c.untracked_ranges = live_dropped;
+	c.merged_sites = P.my.sites_merged;
+	c.untracked_ranges = P.my.live_dropped;
 #define COUNT(m, key, merge)                                                                                           \
 	sb_str(&sb, "count\t" #m);                                                                                     \
 	profile_tab_u64(&sb, c.m);                                                                                     \
@@ -145,5 +155,5 @@ void profile_finish(const char *program, const char *exe, pid_t ppid, int may_wa
 	sb_flush(&sb);
 	sys_close(fd);
 	if (drain)
-		spin_unlock(&drain_lock);
+		spin_unlock(&P.drain_lock);
 }

@@ -15,6 +15,8 @@
 #include "lock.h"
 #include "ranges.h"
 #include "profile_format.h"
+#include "os.h"
+#include <pthread.h>
 #include <stdint.h>
 
 #define SITES 4096
@@ -36,15 +38,65 @@ struct live {
 	uint64_t t_map;    /* os_now_ns() at the map */
 };
 
-extern struct site *sites;
-extern spin_t site_lock, live_lock, drain_lock;
-extern struct rtree live_maps, live_blocks;
-extern struct live grave[GRAVE];
-extern unsigned grave_next;
-extern uint64_t sites_merged, live_dropped;
-extern char path_tmpl[1024];
-extern uint64_t period;
-extern pid_t my_pid;
+struct ipc;
+struct stk;
+struct oth;
+
+/* The profile's state, all of it in one place but for the large tables
+ * (their pages are touched only when used).  Defined in profile_tables.c,
+ * the lowest of the three files.  profile_atfork (profile.c) says in one
+ * place what a fork child keeps and what starts afresh. */
+struct profile_state {
+	/* Set at start; a fork child keeps them. */
+	uint64_t period;   /* one sample every period faults */
+	int no_perf;       /* the refused path, for tests */
+	int fd_cap;        /* the most events we allow ourselves */
+	int thr_key_ok;
+	pthread_key_t thr_key;     /* a thread's event slot, freed at its exit */
+	uintptr_t shim_lo, shim_hi; /* our own code: its faults are not the program's */
+	/* Tables, mapped at start (profile_tables.c: sites and used;
+	 * profile_sample.c: the rest).  Their contents are inherited; what a
+	 * fork child counts anew is zeroed there. */
+	struct site *sites;
+	/* The used site slots in the order they were taken: the fork child
+	 * and the file visit these, not the whole table (each page of it they
+	 * read would be a fault of the shim's own). */
+	uint16_t *used;
+	struct ipc *ips;
+	struct stk *stacks;
+	struct oth *others;
+	/* The live ranges: the child's mappings are the parent's, so it keeps
+	 * them, and the sites (their sizes; their counts start afresh). */
+	struct rtree live_maps, live_blocks;
+	struct slab live_slab;
+	unsigned nsites;
+	unsigned grave_next; /* the ring of ranges just gone (profile_tables.c) */
+	int nmm;             /* /proc/self/maps as last read (profile_sample.c) */
+	/* In lock order (see above); made anew in a fork child. */
+	spin_t drain_lock, live_lock, site_lock;
+	/* This process's own: all zero in a fork child. */
+	struct profile_proc {
+		pid_t pid;
+		uint64_t sites_merged, live_dropped;
+		/* samples and where they went (drain_lock held) */
+		uint64_t samples, lost, unattributed, in_shim;
+		uint64_t dropped_ips, dropped_stacks, dropped_others;
+		uint64_t unsampled; /* threads without an event (fd share, table, or refused) */
+		int nfds;           /* our open events */
+		int thr_hi;         /* one past the highest event slot used */
+		int perf_ok;        /* 1: an event opened; else perf_errno says why not */
+		int perf_errno;
+		int window_open;        /* the first event of this process is open */
+		struct faults win0;     /* the process's faults then */
+		uint64_t own_measured;  /* the shim's own faults outside the samples */
+		uint64_t reader_faults; /* the reader thread's (RUSAGE_THREAD), drain_lock held */
+		int reader_running;
+		uint32_t reader_wake;
+		int finished; /* the file is written: no more draining */
+	} my;
+	char path_tmpl[1024]; /* PREFAULT_PROFILE (%p %e %%) */
+};
+extern struct profile_state P;
 
 /* The process's counters (profile_format.h), filled at exit. */
 struct profile_counts {
@@ -57,6 +109,7 @@ void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, uns
 void tables_unmap(uintptr_t start, size_t len);
 void tables_block(const void *p, size_t len, const void *ret);
 void tables_free(const void *p);
+/* A fork child: the sites' counts start afresh. */
 void tables_fork_child(void);
 /* Charge a sampled fault at addr, taken at time t (CLOCK_MONOTONIC ns), to
  * its site; -1 if no site's range holds it.  live_lock is taken inside. */
@@ -73,6 +126,10 @@ const struct site *tables_site(unsigned i);
 /* profile_sample.c */
 /* per: PREFAULT_PROFILE_PERIOD (or NULL); no_perf: take the refused path. */
 void sample_init(const char *per, int no_perf);
+/* A fork child: the parent's events are closed (before P.my is
+ * zeroed: the slots are found through it) ... */
+void sample_fork_child_events(void);
+/* ... and the sample tables start afresh. */
 void sample_fork_child(void);
 /* The end of the profile's window: every event stopped (faults from now on
  * are the shim's exit work, counted nowhere); fills the window's counts. */

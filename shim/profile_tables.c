@@ -19,66 +19,58 @@
 #include <sys/mman.h>
 
 int profiling;
-struct site *sites;
-spin_t site_lock, live_lock, drain_lock;
-struct rtree live_maps, live_blocks;
-struct live grave[GRAVE];
-unsigned grave_next;
-uint64_t sites_merged, live_dropped;
-uint64_t period = 1;
-pid_t my_pid;
-static unsigned nsites;
-/* The used slots in the order they were taken: the fork child and the
- * file visit these, not the whole table (each page of it they read would
- * be a fault of the shim's own). */
-static uint16_t *used;
-static struct slab live_slab = { sizeof(struct live), NULL, NULL, NULL, 0 };
+struct profile_state P = {
+	.period = 1,
+	.live_slab = { sizeof(struct live), NULL, NULL, NULL, 0 },
+};
+/* Ranges recently gone: samples are read a little late. */
+static struct live grave[GRAVE];
 
 void tables_init(void)
 {
-	void *p = sys_mmap(NULL, SITES * (sizeof *sites + sizeof *used), PROT_READ | PROT_WRITE,
+	void *p = sys_mmap(NULL, SITES * (sizeof *P.sites + sizeof *P.used), PROT_READ | PROT_WRITE,
 	                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	sites = p == MAP_FAILED ? NULL : p;
-	used = sites ? (uint16_t *)(sites + SITES) : NULL;
+	P.sites = p == MAP_FAILED ? NULL : p;
+	P.used = P.sites ? (uint16_t *)(P.sites + SITES) : NULL;
 }
 
-unsigned tables_nsites(void) { return nsites; }
-const struct site *tables_site(unsigned i) { return &sites[used[i]]; }
+unsigned tables_nsites(void) { return P.nsites; }
+const struct site *tables_site(unsigned i) { return &P.sites[P.used[i]]; }
 
 static uint32_t site_of(uintptr_t ret, unsigned call, uint64_t len, unsigned mk, unsigned pk)
 {
 	uint32_t k = (uint32_t)size_class(len), i;
 	uint64_t h = (ret * 0x9e3779b97f4a7c15ull) ^ (call * 31 + k);
-	spin_lock(&site_lock);
+	spin_lock(&P.site_lock);
 	for (i = (uint32_t)(h % SITES);; i = (i + 1) % SITES) {
-		struct site *s = &sites[i];
+		struct site *s = &P.sites[i];
 		if (s->maps == 0 && s->ret == 0) {
-			if (nsites >= SITES * 3 / 4) { /* full: the last slot collects the rest */
+			if (P.nsites >= SITES * 3 / 4) { /* full: the last slot collects the rest */
 				i = SITES - 1;
-				sites_merged++;
-				if (!sites[i].maps && !sites[i].ret)
-					used[nsites++] = (uint16_t)i;
+				P.my.sites_merged++;
+				if (!P.sites[i].maps && !P.sites[i].ret)
+					P.used[P.nsites++] = (uint16_t)i;
 				break;
 			}
 			s->ret = ret;
 			s->call = call;
 			s->klass = k;
 			s->size_min = len;
-			used[nsites++] = (uint16_t)i;
+			P.used[P.nsites++] = (uint16_t)i;
 			break;
 		}
 		if (s->ret == ret && s->call == call && s->klass == k)
 			break;
 	}
-	if (len < sites[i].size_min)
-		sites[i].size_min = len;
-	if (len > sites[i].size_max)
-		sites[i].size_max = len;
-	sites[i].maps++;
-	sites[i].bytes += len;
-	sites[i].mk |= mk;
-	sites[i].pk |= pk;
-	spin_unlock(&site_lock);
+	if (len < P.sites[i].size_min)
+		P.sites[i].size_min = len;
+	if (len > P.sites[i].size_max)
+		P.sites[i].size_max = len;
+	P.sites[i].maps++;
+	P.sites[i].bytes += len;
+	P.sites[i].mk |= mk;
+	P.sites[i].pk |= pk;
+	spin_unlock(&P.site_lock);
 	return i;
 }
 
@@ -90,9 +82,9 @@ size_t resident_bytes(uintptr_t s, uintptr_t e)
 
 static void live_insert(struct rtree *t, uintptr_t s, uintptr_t e, uint32_t site)
 {
-	struct live *l = slab_get(&live_slab);
+	struct live *l = slab_get(&P.live_slab);
 	if (!l) {
-		live_dropped++;
+		P.my.live_dropped++;
 		return;
 	}
 	l->node.start = s;
@@ -111,18 +103,18 @@ static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, int count_unm
 	while (n && n->start < e) {
 		struct live *l = (struct live *)n;
 		uintptr_t os = n->start > s ? n->start : s, oe = n->end < e ? n->end : e;
-		struct site *st = &sites[l->site];
+		struct site *st = &P.sites[l->site];
 		struct rnode *next = rt_next(t, n);
 		__atomic_fetch_add(&st->touched, resident_bytes(os, oe), __ATOMIC_RELAXED);
 		if (count_unmap)
 			__atomic_fetch_add(&st->unmaps, 1, __ATOMIC_RELAXED);
-		grave[grave_next % GRAVE] = *l;
-		grave[grave_next % GRAVE].node.start = os;
-		grave[grave_next % GRAVE].node.end = oe;
-		grave_next++;
+		grave[P.grave_next % GRAVE] = *l;
+		grave[P.grave_next % GRAVE].node.start = os;
+		grave[P.grave_next % GRAVE].node.end = oe;
+		P.grave_next++;
 		if (os == n->start && oe == n->end) {
 			rt_remove(t, n);
-			slab_put(&live_slab, l);
+			slab_put(&P.live_slab, l);
 		} else if (os == n->start) {
 			n->start = oe;
 		} else {
@@ -135,17 +127,17 @@ static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, int count_unm
 void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk)
 {
 	uint32_t s = site_of((uintptr_t)ret, call, len, mk, pk);
-	spin_lock(&live_lock);
-	live_remove(&live_maps, start, start + len, 0); /* MAP_FIXED over old ones */
-	live_insert(&live_maps, start, start + len, s);
-	spin_unlock(&live_lock);
+	spin_lock(&P.live_lock);
+	live_remove(&P.live_maps, start, start + len, 0); /* MAP_FIXED over old ones */
+	live_insert(&P.live_maps, start, start + len, s);
+	spin_unlock(&P.live_lock);
 }
 
 void tables_unmap(uintptr_t start, size_t len)
 {
-	spin_lock(&live_lock);
-	live_remove(&live_maps, start, start + len, 1);
-	spin_unlock(&live_lock);
+	spin_lock(&P.live_lock);
+	live_remove(&P.live_maps, start, start + len, 1);
+	spin_unlock(&P.live_lock);
 }
 
 void tables_block(const void *p, size_t len, const void *ret)
@@ -154,35 +146,35 @@ void tables_block(const void *p, size_t len, const void *ret)
 	if (len < PROFILE_MALLOC_MIN)
 		return;
 	s = site_of((uintptr_t)ret, CALL_MALLOC, len, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
-	spin_lock(&live_lock);
-	live_insert(&live_blocks, (uintptr_t)p, (uintptr_t)p + len, s);
-	spin_unlock(&live_lock);
+	spin_lock(&P.live_lock);
+	live_insert(&P.live_blocks, (uintptr_t)p, (uintptr_t)p + len, s);
+	spin_unlock(&P.live_lock);
 }
 
 void tables_free(const void *p)
 {
 	struct rnode *n;
-	if (!__atomic_load_n(&live_blocks.n, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&P.live_blocks.n, __ATOMIC_RELAXED))
 		return;
-	spin_lock(&live_lock);
-	n = rt_find(&live_blocks, (uintptr_t)p);
+	spin_lock(&P.live_lock);
+	n = rt_find(&P.live_blocks, (uintptr_t)p);
 	if (n)
-		live_remove(&live_blocks, n->start, n->end, 1);
-	spin_unlock(&live_lock);
+		live_remove(&P.live_blocks, n->start, n->end, 1);
+	spin_unlock(&P.live_lock);
 }
 
 /* The range holding addr: a live block, a live mapping, or one just gone. */
 static struct live *holder(uintptr_t addr)
 {
-	struct rnode *n = rt_first(&live_blocks, addr);
+	struct rnode *n = rt_first(&P.live_blocks, addr);
 	unsigned g;
 	if (n && n->start <= addr)
 		return (struct live *)n;
-	n = rt_first(&live_maps, addr);
+	n = rt_first(&P.live_maps, addr);
 	if (n && n->start <= addr)
 		return (struct live *)n;
-	for (g = 0; g < GRAVE && g < grave_next; g++) { /* newest first */
-		struct live *l = &grave[(grave_next - 1 - g) % GRAVE];
+	for (g = 0; g < GRAVE && g < P.grave_next; g++) { /* newest first */
+		struct live *l = &grave[(P.grave_next - 1 - g) % GRAVE];
 		if (addr >= l->node.start && addr < l->node.end)
 			return l;
 	}
@@ -193,15 +185,15 @@ int tables_fault(uintptr_t addr, uint64_t t)
 {
 	struct live *l;
 	int s = -1;
-	spin_lock(&live_lock);
+	spin_lock(&P.live_lock);
 	l = holder(addr);
 	if (l) {
-		struct site *st = &sites[l->site];
+		struct site *st = &P.sites[l->site];
 		uint64_t delay = t > l->t_map ? t - l->t_map : 0;
 		s = (int)l->site;
-		__atomic_fetch_add(&st->faults, period, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&st->faults, P.period, __ATOMIC_RELAXED);
 		if (t && delay < EARLY_NS)
-			__atomic_fetch_add(&st->faults_early, period, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&st->faults_early, P.period, __ATOMIC_RELAXED);
 		if (t && !l->faulted) {
 			l->faulted = 1;
 			__atomic_fetch_add(&st->ranges_faulted, 1, __ATOMIC_RELAXED);
@@ -210,21 +202,21 @@ int tables_fault(uintptr_t addr, uint64_t t)
 				__atomic_fetch_add(&st->ranges_early, 1, __ATOMIC_RELAXED);
 		}
 	}
-	spin_unlock(&live_lock);
+	spin_unlock(&P.live_lock);
 	return s;
 }
 
 void tables_touched_at_exit(void)
 {
 	struct rnode *n;
-	spin_lock(&live_lock);
-	for (n = rt_first(&live_maps, 0); n; n = rt_next(&live_maps, n))
-		__atomic_fetch_add(&sites[((struct live *)n)->site].touched, resident_bytes(n->start, n->end),
+	spin_lock(&P.live_lock);
+	for (n = rt_first(&P.live_maps, 0); n; n = rt_next(&P.live_maps, n))
+		__atomic_fetch_add(&P.sites[((struct live *)n)->site].touched, resident_bytes(n->start, n->end),
 		                   __ATOMIC_RELAXED);
-	for (n = rt_first(&live_blocks, 0); n; n = rt_next(&live_blocks, n))
-		__atomic_fetch_add(&sites[((struct live *)n)->site].touched, resident_bytes(n->start, n->end),
+	for (n = rt_first(&P.live_blocks, 0); n; n = rt_next(&P.live_blocks, n))
+		__atomic_fetch_add(&P.sites[((struct live *)n)->site].touched, resident_bytes(n->start, n->end),
 		                   __ATOMIC_RELAXED);
-	spin_unlock(&live_lock);
+	spin_unlock(&P.live_lock);
 }
 
 void tables_fork_child(void)
@@ -232,16 +224,12 @@ void tables_fork_child(void)
 	unsigned i;
 	/* Counts start afresh (the sizes seen stay); the live ranges are the
 	 * child's too. */
-	for (i = 0; i < nsites; i++) {
-		struct site *s = &sites[used[i]];
+	for (i = 0; i < P.nsites; i++) {
+		struct site *s = &P.sites[P.used[i]];
 #define ZERO(m, key, merge)                                                                                            \
 	if ((merge) == FK_SUM)                                                                                    \
 		s->m = 0;
 		PROFILE_SITE_COUNTS(ZERO)
 #undef ZERO
 	}
-	sites_merged = live_dropped = 0;
-	spin_init(&site_lock);
-	spin_init(&live_lock);
-	spin_init(&drain_lock);
 }
