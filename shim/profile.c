@@ -11,7 +11,12 @@
 #include "sbuf.h"
 #include "settings.h"
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4 /* Linux 5.7 */
+#endif
 
 #define OUT_BUF (4 << 10) /* formatting buffer for the profile file, flushed when full */
 
@@ -37,6 +42,11 @@ void profile_map(uintptr_t start, size_t len, unsigned call, const void *ret, un
 }
 
 void profile_unmap(uintptr_t start, size_t len) { tables_unmap(start, len); }
+
+void profile_remap(uintptr_t old, size_t oldlen, uintptr_t dst, size_t newlen, int flags)
+{
+	tables_remap(old, oldlen, dst, newlen, (flags & MREMAP_DONTUNMAP) != 0);
+}
 void profile_block(const void *p, size_t len, const void *ret) { tables_block(p, len, ret); }
 void profile_free(const void *p) { tables_free(p); }
 

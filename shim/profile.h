@@ -16,6 +16,9 @@ struct settings;
 void profile_init(const struct settings *set);
 void profile_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk);
 void profile_unmap(uintptr_t start, size_t len);
+/* After a successful mremap(old, oldlen, newlen, flags) that returned dst
+ * (lengths page-rounded): the range keeps its site and kind. */
+void profile_remap(uintptr_t old, size_t oldlen, uintptr_t dst, size_t newlen, int flags);
 void profile_block(const void *p, size_t len, const void *ret);
 void profile_free(const void *p);
 /* The smallest malloc block the profile records. */

@@ -107,6 +107,17 @@ struct profile_counts {
 void tables_init(void);
 void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk);
 void tables_unmap(uintptr_t start, size_t len);
+/* mremap moved or resized [old, old + oldlen) to [dst, dst + newlen): the
+ * ranges there keep their sites (the mapping's origin: its call, kind and
+ * protection), their map times and first faults.  Growth is mapped bytes
+ * of the last range's site.  A shrunk tail is gone unmeasured (the call
+ * unmapped its pages before we could count them; the usual reason to
+ * shrink, a tail never touched, is counted right).  keep_old
+ * (MREMAP_DONTUNMAP): the old ranges stay, and the new ones are mapped
+ * bytes of the same sites (so too oldlen 0: a second mapping of a shared
+ * one).  What the shim never saw mapped gets no site:
+ * its faults are outside the sites, where they were. */
+void tables_remap(uintptr_t old, size_t oldlen, uintptr_t dst, size_t newlen, int keep_old);
 void tables_block(const void *p, size_t len, const void *ret);
 void tables_free(const void *p);
 /* A fork child: the sites' counts start afresh. */

@@ -80,12 +80,14 @@ size_t resident_bytes(uintptr_t s, uintptr_t e)
 	return n < e - s ? n : e - s;
 }
 
-static void live_insert(struct rtree *t, uintptr_t s, uintptr_t e, uint32_t site)
+/* A new live range [s, e) of site, mapped now; NULL if the slab is out of
+ * memory (the range is then not tracked, and the profile says so). */
+static struct live *live_insert(struct rtree *t, uintptr_t s, uintptr_t e, uint32_t site)
 {
 	struct live *l = slab_get(&P.live_slab);
 	if (!l) {
 		P.my.live_dropped++;
-		return;
+		return NULL;
 	}
 	l->node.start = s;
 	l->node.end = e;
@@ -93,11 +95,29 @@ static void live_insert(struct rtree *t, uintptr_t s, uintptr_t e, uint32_t site
 	l->faulted = 0;
 	l->t_map = os_now_ns();
 	rt_insert(t, &l->node);
+	return l;
 }
 
-/* Remove what overlaps [s, e) from t, counting touched bytes, remembering
- * the ranges for late samples.  live_lock held. */
-static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, int count_unmap)
+/* [s, e) of the range `from` (its site, map time and first fault). */
+static void live_copy(struct rtree *t, uintptr_t s, uintptr_t e, const struct live *from)
+{
+	struct live *l = live_insert(t, s, e, from->site);
+	if (l) {
+		l->faulted = from->faulted;
+		l->t_map = from->t_map;
+	}
+}
+
+/* How a range leaves the live table: */
+enum gone {
+	GONE_UNMAP, /* the program unmaps it now: its pages are still there to count */
+	GONE_OVER,  /* mapped over, or moved away: what is there now is another
+	             * mapping's, so nothing is counted */
+};
+
+/* Remove what overlaps [s, e) from t, counting touched bytes and unmaps
+ * (GONE_UNMAP), remembering the ranges for late samples.  live_lock held. */
+static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, enum gone how)
 {
 	struct rnode *n = rt_first(t, s);
 	while (n && n->start < e) {
@@ -105,9 +125,10 @@ static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, int count_unm
 		uintptr_t os = n->start > s ? n->start : s, oe = n->end < e ? n->end : e;
 		struct site *st = &P.sites[l->site];
 		struct rnode *next = rt_next(t, n);
-		__atomic_fetch_add(&st->touched, resident_bytes(os, oe), __ATOMIC_RELAXED);
-		if (count_unmap)
+		if (how == GONE_UNMAP) {
+			__atomic_fetch_add(&st->touched, resident_bytes(os, oe), __ATOMIC_RELAXED);
 			__atomic_fetch_add(&st->unmaps, 1, __ATOMIC_RELAXED);
+		}
 		grave[P.grave_next % GRAVE] = *l;
 		grave[P.grave_next % GRAVE].node.start = os;
 		grave[P.grave_next % GRAVE].node.end = oe;
@@ -118,7 +139,10 @@ static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, int count_unm
 		} else if (os == n->start) {
 			n->start = oe;
 		} else {
-			n->end = os; /* the tail, or a hole: keep the front, drop the back (rare) */
+			uintptr_t end = n->end;
+			n->end = os;
+			if (oe < end) /* a hole: the back is a range of the same site */
+				live_copy(t, oe, end, l);
 		}
 		n = next;
 	}
@@ -128,7 +152,7 @@ void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, uns
 {
 	uint32_t s = site_of((uintptr_t)ret, call, len, mk, pk);
 	spin_lock(&P.live_lock);
-	live_remove(&P.live_maps, start, start + len, 0); /* MAP_FIXED over old ones */
+	live_remove(&P.live_maps, start, start + len, GONE_OVER); /* MAP_FIXED over old ones */
 	live_insert(&P.live_maps, start, start + len, s);
 	spin_unlock(&P.live_lock);
 }
@@ -136,7 +160,54 @@ void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, uns
 void tables_unmap(uintptr_t start, size_t len)
 {
 	spin_lock(&P.live_lock);
-	live_remove(&P.live_maps, start, start + len, 1);
+	live_remove(&P.live_maps, start, start + len, GONE_UNMAP);
+	spin_unlock(&P.live_lock);
+}
+
+#define MOVES 16 /* live ranges one mremap carries (one mapping: rarely more than 1) */
+
+void tables_remap(uintptr_t old, size_t oldlen, uintptr_t dst, size_t newlen, int keep_old)
+{
+	struct live moved[MOVES];
+	struct rnode *n;
+	uintptr_t oe = old + oldlen, ne = dst + newlen;
+	unsigned k = 0, i;
+	if (!oldlen) { /* a second mapping of a shared one, which stays */
+		oe = old + newlen;
+		keep_old = 1;
+	}
+	spin_lock(&P.live_lock);
+	for (n = rt_first(&P.live_maps, old); n && n->start < oe; n = rt_next(&P.live_maps, n)) {
+		if (k == MOVES) {
+			P.my.live_dropped++;
+			continue;
+		}
+		moved[k] = *(struct live *)n;
+		if (moved[k].node.start < old)
+			moved[k].node.start = old;
+		if (moved[k].node.end > oe)
+			moved[k].node.end = oe;
+		k++;
+	}
+	if (!keep_old)
+		live_remove(&P.live_maps, old, oe, GONE_OVER);
+	live_remove(&P.live_maps, dst, ne, GONE_OVER); /* MREMAP_FIXED over old ones */
+	spin_lock(&P.site_lock);
+	for (i = 0; i < k; i++) {
+		uintptr_t s = moved[i].node.start - old + dst, e = moved[i].node.end - old + dst, len0;
+		if (e > ne || (i == k - 1 && moved[i].node.end == oe))
+			e = ne; /* shrunk, or grown at the end */
+		if (s >= e)
+			continue;
+		/* Mapped bytes: all of a copy, the growth of a move. */
+		len0 = moved[i].node.end - moved[i].node.start;
+		if (keep_old)
+			P.sites[moved[i].site].bytes += e - s;
+		else if (e - s > len0)
+			P.sites[moved[i].site].bytes += (e - s) - len0;
+		live_copy(&P.live_maps, s, e, &moved[i]);
+	}
+	spin_unlock(&P.site_lock);
 	spin_unlock(&P.live_lock);
 }
 
@@ -159,23 +230,28 @@ void tables_free(const void *p)
 	spin_lock(&P.live_lock);
 	n = rt_find(&P.live_blocks, (uintptr_t)p);
 	if (n)
-		live_remove(&P.live_blocks, n->start, n->end, 1);
+		live_remove(&P.live_blocks, n->start, n->end, GONE_UNMAP);
 	spin_unlock(&P.live_lock);
 }
 
-/* The range holding addr: a live block, a live mapping, or one just gone. */
-static struct live *holder(uintptr_t addr)
+/* Was l there at time t (0: unknown)?  A sample read late may be of an
+ * earlier mapping at the same address, now gone (unmapped, moved away). */
+static int there_at(const struct live *l, uint64_t t) { return !t || l->t_map <= t; }
+
+/* The range that held addr at time t: a live block, a live mapping, or one
+ * just gone. */
+static struct live *holder(uintptr_t addr, uint64_t t)
 {
 	struct rnode *n = rt_first(&P.live_blocks, addr);
 	unsigned g;
-	if (n && n->start <= addr)
+	if (n && n->start <= addr && there_at((struct live *)n, t))
 		return (struct live *)n;
 	n = rt_first(&P.live_maps, addr);
-	if (n && n->start <= addr)
+	if (n && n->start <= addr && there_at((struct live *)n, t))
 		return (struct live *)n;
 	for (g = 0; g < GRAVE && g < P.grave_next; g++) { /* newest first */
 		struct live *l = &grave[(P.grave_next - 1 - g) % GRAVE];
-		if (addr >= l->node.start && addr < l->node.end)
+		if (addr >= l->node.start && addr < l->node.end && there_at(l, t))
 			return l;
 	}
 	return NULL;
@@ -186,7 +262,7 @@ int tables_fault(uintptr_t addr, uint64_t t)
 	struct live *l;
 	int s = -1;
 	spin_lock(&P.live_lock);
-	l = holder(addr);
+	l = holder(addr, t);
 	if (l) {
 		struct site *st = &P.sites[l->site];
 		uint64_t delay = t > l->t_map ? t - l->t_map : 0;

@@ -249,3 +249,28 @@ needs_perf() {
 	# (the signal lands inside the shim's work in most runs: its munmap counts touched pages under the lock)
 	[ "$(grep -l '^count	exit_locked	1$' "$BATS_TEST_TMPDIR"/*.prof | wc -l)" -ge 1 ]
 }
+
+# Finding (issue 19, defects): the mremap wrapper profiled every result as a new anonymous, private, read-write
+# mapping of the mremap call, so --suggest wrote `map = anon private` and `prot = rw` (and recycle) for a
+# read-only file mapping that the program had grown.
+@test "profile: a range moved or grown by mremap keeps its site, kind and protection; no anon/rw rule is suggested for a file mapping (issue 19 mremap)" {
+	needs_no_tsan
+	head -c 2M /dev/urandom >"$BATS_TEST_TMPDIR/data.bin"
+	profile "$BATS_TEST_TMPDIR/p.json" "$PROBE" fileremap 16 1M "$BATS_TEST_TMPDIR/data.bin"
+	[ "$status" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/p.json"
+	pol="$BATS_TEST_TMPDIR/p.policy"
+	cat "$pol"
+	# one site, the mmap's: file, private, read-only; mapped 1 MiB and grown by 1 MiB each time, all read
+	[ "$(jget "$f" "len([s for s in d['sites'] if s['symbol'] == 'site_fileremap'])")" -eq 1 ]
+	[ "$(site "$f" 1048576 kind)" = file,private ]
+	[ "$(site "$f" 1048576 prot)" = r ]
+	[ "$(site "$f" 1048576 maps)" -eq 16 ]
+	[ "$(site "$f" 1048576 unmaps)" -eq 16 ]
+	[ "$(site "$f" 1048576 bytes)" -eq $((32 << 20)) ]
+	[ "$(site "$f" 1048576 touched_bytes)" -ge $((31 << 20)) ]
+	[ "$(site "$f" 1048576 touched_bytes)" -le $((32 << 20)) ]
+	# its rule is for a file mapping; none says anon, or rw
+	grep -q '^map = file$' "$pol"
+	! grep -Eq '^map = anon|^prot = rw' "$pol" || false
+}
