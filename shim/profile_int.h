@@ -1,9 +1,11 @@
 /* profile_int.h: what the profile's three files share (not for other
  * modules: they use profile.h).
  *
- * Locks, in order: drain_lock (the reader holds it while it attributes
- * samples) before live_lock (the live ranges) before site_lock (the site
- * table).  The fork handler takes them in that order too.
+ * Locks, in order: write_lock (whoever writes the file: a snapshot of the
+ * reader thread's, or the exit) before drain_lock (the reader holds it
+ * while it attributes samples) before live_lock (the live ranges) before
+ * site_lock (the site table).  The fork handler takes the last three in
+ * that order too (a child remakes write_lock: it has no reader).
  * Memory for the tables comes from mmap at start (and the live ranges from
  * a slab that grows), never from malloc.  A fixed table that fills counts
  * what it dropped, and the profile says so.
@@ -28,6 +30,10 @@ struct site {
 	uint32_t call, klass;
 	uint32_t mk, pk; /* MK_* and PK_* seen, OR-ed */
 	PROFILE_SITE_COUNTS(PROFILE_X_MEMBER) /* profile_format.h: the file's counters */
+	/* The resident bytes of its live ranges, as the file's writer last
+	 * measured them (write_lock held): added to touched in the file, never
+	 * to the counter, so that a file written again counts them once. */
+	uint64_t live_touched;
 };
 
 /* A live mapping or block, or one recently gone (late samples still land). */
@@ -73,7 +79,7 @@ struct profile_state {
 	unsigned grave_next; /* the ring of ranges just gone (profile_tables.c) */
 	int nmm;             /* /proc/self/maps as last read (profile_sample.c) */
 	/* In lock order (see above); made anew in a fork child. */
-	spin_t drain_lock, live_lock, site_lock;
+	spin_t write_lock, drain_lock, live_lock, site_lock;
 	/* This process's own: all zero in a fork child. */
 	struct profile_proc {
 		pid_t pid;
@@ -93,7 +99,16 @@ struct profile_state {
 		int reader_running;
 		uint32_t reader_wake;
 		int finished; /* the file is written: no more draining */
+		uint64_t t0;  /* os_now_ns() at its start (or fork) */
+		uint64_t changes;     /* maps, unmaps, blocks, frees (live_lock held) */
+		int final;            /* the exit is writing the file: snapshots stop */
+		int writing;          /* a snapshot is in write_file (see snapshot()) */
+		uint64_t snap_next;   /* no snapshot before (os_now_ns) */
+		uint64_t snap_seen;   /* changes + samples + lost at the last one */
 	} my;
+	const char *program, *exe; /* init.c's, for the file (and %e) */
+	const pid_t *ppid;
+	uint64_t fork_t0;     /* os_now_ns() at the last fork (prepare) */
 	char path_tmpl[1024]; /* PREFAULT_PROFILE (%p %e %%) */
 };
 extern struct profile_state P;
@@ -125,8 +140,9 @@ void tables_fork_child(void);
 /* Charge a sampled fault at addr, taken at time t (CLOCK_MONOTONIC ns), to
  * its site; -1 if no site's range holds it.  live_lock is taken inside. */
 int tables_fault(uintptr_t addr, uint64_t t);
-/* At exit: count what is still mapped as touched. */
-void tables_touched_at_exit(void);
+/* Measure what is still mapped, into each site's live_touched (write_lock
+ * held): 0, or -1 if *stop was set on the way (stop NULL: never stops). */
+int tables_live_touched(const int *stop);
 /* Resident bytes of [s, e), the partial pages at the ends counted only for
  * the part inside. */
 size_t resident_bytes(uintptr_t s, uintptr_t e);
@@ -142,9 +158,20 @@ void sample_init(const char *per, int no_perf);
 void sample_fork_child_events(void);
 /* ... and the sample tables start afresh. */
 void sample_fork_child(void);
+/* The window's counts so far: the process's faults, the shim's measured. */
+void sample_counts(struct profile_counts *c);
 /* The end of the profile's window: every event stopped (faults from now on
  * are the shim's exit work, counted nowhere); fills the window's counts. */
 void sample_stop_all(struct profile_counts *c);
+/* Start the reader thread, fn(pid), sleeping on word (P.my.reader_running
+ * set by the caller; cleared here if it could not start). */
+void sample_start_reader(void *(*fn)(void *), uint32_t *word);
+/* Move fd (if >= 0) above the numbers programs use for their own files
+ * (the shim's files are open beside a running program). */
+int sample_fd_high(int fd);
+/* The reader thread's own faults so far, into P.my.reader_faults
+ * (drain_lock held): all the shim's. */
+void sample_reader_count(void);
 /* Drain every ring, with drain_lock held; then close every event (exit),
  * draining what is left first if drain (which takes live_lock). */
 void sample_drain_locked(void);

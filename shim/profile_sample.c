@@ -2,8 +2,9 @@
  *
  * A software page-fault perf event per thread, user space only (so it works
  * unprivileged at perf_event_paranoid 2), recording the faulting
- * instruction, the time, the data address and the user call chain; a reader
- * thread drains the ring buffers every 10 ms.  Each sample is charged to a
+ * instruction, the time, the data address and the user call chain; the
+ * reader thread (its rounds are in profile.c) drains the ring buffers every
+ * 10 ms.  Each sample is charged to a
  * mapping site (profile_tables.c) and to the code that took it.
  *
  * The events' file descriptors are the program's fd table too, so they are
@@ -49,7 +50,6 @@
 #define OTHERS 2048
 #define THREADS 1024
 #define RING_PAGES 128 /* data pages per thread: 512 KiB with 4 KiB pages */
-#define READ_NS (10ull * 1000 * 1000)
 
 struct ipc {
 	uintptr_t ip;
@@ -287,11 +287,10 @@ void sample_close_all(int drain)
 	P.my.finished = 1;
 }
 
-/* Move fd above the numbers programs use for their own files. */
-static int move_high(int fd)
+int sample_fd_high(int fd)
 {
 	int lo = P.fd_cap * 3 < 1000 ? P.fd_cap * 3 : 1000, nfd;
-	if (lo <= fd)
+	if (fd < 0 || lo <= fd)
 		return fd;
 	nfd = (int)sys_call(SYS_fcntl, fd, F_DUPFD_CLOEXEC, lo, 0, 0, 0); /* (raw: fcntl is a cancellation point) */
 	if (nfd < 0)
@@ -341,7 +340,7 @@ void profile_thread_start(void)
 	}
 	if (!__atomic_load_n(&P.my.window_open, __ATOMIC_ACQUIRE))
 		os_faults_self(&at); /* before this thread touches anything of ours */
-	fd = move_high(fd);
+	fd = sample_fd_high(fd);
 	if (sys_call(SYS_ioctl, fd, (long)PERF_EVENT_IOC_ID, (long)&id, 0, 0, 0) != 0) {
 		sys_close(fd);
 		goto unsampled;
@@ -377,34 +376,13 @@ unsampled:
 	__atomic_add_fetch(&P.my.unsampled, 1, __ATOMIC_RELAXED);
 }
 
-/* ---- the reader thread ---- */
+/* ---- the reader thread (its rounds are profile.c's) ---- */
 
-/* The reader's faults so far (drain_lock held): all the shim's own. */
-static void reader_count(void)
+void sample_reader_count(void)
 {
 	struct faults f;
 	os_faults_thread(&f);
 	P.my.reader_faults = f.minor + f.major;
-}
-
-static void *reader_main(void *arg)
-{
-	pid_t mine = (pid_t)(uintptr_t)arg;
-	spin_lock(&P.drain_lock);
-	reader_count(); /* its start: the new stack, its TLS */
-	spin_unlock(&P.drain_lock);
-	for (;;) {
-		uint32_t seen = __atomic_load_n(&P.my.reader_wake, __ATOMIC_ACQUIRE);
-		glue_wait(&P.my.reader_wake, seen, READ_NS); /* woken early only to leave */
-		if (glue_leaving() || sys_getpid() != mine)
-			break;
-		spin_lock(&P.drain_lock);
-		sample_drain_locked();
-		reader_count();
-		spin_unlock(&P.drain_lock);
-	}
-	__atomic_store_n(&P.my.reader_running, 0, __ATOMIC_RELEASE);
-	return NULL;
 }
 
 /* Is fd still the event we opened? */
@@ -419,22 +397,17 @@ static int event_ctl(const struct pthr *t, unsigned long op)
 	return still_ours(t->fd, t->id) && sys_call(SYS_ioctl, t->fd, (long)op, 0, 0, 0, 0) == 0;
 }
 
-void profile_tick(void)
+void sample_start_reader(void *(*fn)(void *), uint32_t *word)
 {
 	struct pthr *me;
 	struct faults f0, f1;
 	int paused;
-	/* The reader thread starts on first need, in each process. */
-	if (P.my.perf_ok != 1 || __atomic_load_n(&P.my.reader_running, __ATOMIC_ACQUIRE))
-		return;
-	if (__atomic_exchange_n(&P.my.reader_running, 1, __ATOMIC_ACQUIRE))
-		return;
 	/* Starting it is the shim's work, not the program's: this thread's
 	 * event pauses, and the faults are measured instead. */
 	me = P.thr_key_ok ? pthread_getspecific(P.thr_key) : NULL;
 	paused = me && __atomic_load_n(&me->used, __ATOMIC_ACQUIRE) == 1 && event_ctl(me, PERF_EVENT_IOC_DISABLE);
 	os_faults_thread(&f0);
-	if (glue_spawn(reader_main, (void *)(uintptr_t)P.my.pid, 128 << 10, &P.my.reader_wake) != 0)
+	if (glue_spawn(fn, (void *)(uintptr_t)P.my.pid, 128 << 10, word) != 0)
 		__atomic_store_n(&P.my.reader_running, 0, __ATOMIC_RELEASE);
 	os_faults_thread(&f1);
 	if (paused)
@@ -442,17 +415,22 @@ void profile_tick(void)
 	__atomic_add_fetch(&P.my.own_measured, (f1.minor - f0.minor) + (f1.major - f0.major), __ATOMIC_RELAXED);
 }
 
-void sample_stop_all(struct profile_counts *c)
+void sample_counts(struct profile_counts *c)
 {
 	struct faults now;
-	int i;
-	for (i = 0; i < slots_hi(); i++)
-		if (__atomic_load_n(&thr[i].used, __ATOMIC_ACQUIRE) == 1)
-			event_ctl(&thr[i], PERF_EVENT_IOC_DISABLE);
 	os_faults_self(&now);
 	c->minor = now.minor - P.my.win0.minor;
 	c->major = now.major - P.my.win0.major;
 	c->shim_faults = __atomic_load_n(&P.my.own_measured, __ATOMIC_RELAXED) + P.my.reader_faults;
+}
+
+void sample_stop_all(struct profile_counts *c)
+{
+	int i;
+	for (i = 0; i < slots_hi(); i++)
+		if (__atomic_load_n(&thr[i].used, __ATOMIC_ACQUIRE) == 1)
+			event_ctl(&thr[i], PERF_EVENT_IOC_DISABLE);
+	sample_counts(c);
 }
 
 void sample_fork_child_events(void)
@@ -510,8 +488,14 @@ static struct mapping {
 static void read_maps(void)
 {
 	static char mb[512 * 1024];
-	long n = os_read_file("/proc/self/maps", mb, sizeof mb);
+	/* (Its descriptor moved high at once: a snapshot runs beside the
+	 * program, which may be opening files and expecting the lowest
+	 * number.) */
+	int fd = sample_fd_high(sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC | O_NOCTTY, 0));
+	long n = fd < 0 ? -1 : os_read_fd(fd, mb, sizeof mb);
 	char *line = mb;
+	if (fd >= 0)
+		sys_close(fd);
 	P.nmm = 0;
 	while (n > 0 && *line && P.nmm < MAPS) {
 		char *nl = strchr(line, '\n'), *p;

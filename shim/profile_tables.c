@@ -80,6 +80,10 @@ size_t resident_bytes(uintptr_t s, uintptr_t e)
 	return n < e - s ? n : e - s;
 }
 
+/* One more change for the reader's next snapshot (live_lock held; the
+ * reader reads it without). */
+static void changed(void) { __atomic_store_n(&P.my.changes, P.my.changes + 1, __ATOMIC_RELAXED); }
+
 /* A new live range [s, e) of site, mapped now; NULL if the slab is out of
  * memory (the range is then not tracked, and the profile says so). */
 static struct live *live_insert(struct rtree *t, uintptr_t s, uintptr_t e, uint32_t site)
@@ -154,6 +158,7 @@ void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, uns
 	spin_lock(&P.live_lock);
 	live_remove(&P.live_maps, start, start + len, GONE_OVER); /* MAP_FIXED over old ones */
 	live_insert(&P.live_maps, start, start + len, s);
+	changed();
 	spin_unlock(&P.live_lock);
 }
 
@@ -161,6 +166,7 @@ void tables_unmap(uintptr_t start, size_t len)
 {
 	spin_lock(&P.live_lock);
 	live_remove(&P.live_maps, start, start + len, GONE_UNMAP);
+	changed();
 	spin_unlock(&P.live_lock);
 }
 
@@ -208,6 +214,7 @@ void tables_remap(uintptr_t old, size_t oldlen, uintptr_t dst, size_t newlen, in
 		live_copy(&P.live_maps, s, e, &moved[i]);
 	}
 	spin_unlock(&P.site_lock);
+	changed();
 	spin_unlock(&P.live_lock);
 }
 
@@ -219,6 +226,7 @@ void tables_block(const void *p, size_t len, const void *ret)
 	s = site_of((uintptr_t)ret, CALL_MALLOC, len, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
 	spin_lock(&P.live_lock);
 	live_insert(&P.live_blocks, (uintptr_t)p, (uintptr_t)p + len, s);
+	changed();
 	spin_unlock(&P.live_lock);
 }
 
@@ -229,8 +237,10 @@ void tables_free(const void *p)
 		return;
 	spin_lock(&P.live_lock);
 	n = rt_find(&P.live_blocks, (uintptr_t)p);
-	if (n)
+	if (n) {
 		live_remove(&P.live_blocks, n->start, n->end, GONE_UNMAP);
+		changed();
+	}
 	spin_unlock(&P.live_lock);
 }
 
@@ -282,17 +292,64 @@ int tables_fault(uintptr_t addr, uint64_t t)
 	return s;
 }
 
-void tables_touched_at_exit(void)
+/* live_lock, or -1 once *stop is set (NULL: wait as long as it takes). */
+static int live_lock_or_stop(const int *stop)
+{
+	unsigned n;
+	if (!stop) {
+		spin_lock(&P.live_lock);
+		return 0;
+	}
+	for (n = 0; !spin_lock_bounded(&P.live_lock, 0); n++) { /* (one try) */
+		if (__atomic_load_n(stop, __ATOMIC_ACQUIRE))
+			return -1;
+		if (n > 64)
+			sys_sched_yield();
+	}
+	return 0;
+}
+
+/* Add the resident bytes of t's ranges to their sites' live_touched.  The
+ * lock is held for a lookup at a time, never across mincore: a program's
+ * mmap or free waits for one range's lookup, not the walk.  A range that
+ * changed while it was measured (unmapped: its unmap counted it; moved,
+ * mapped over) is left out. */
+static int walk(struct rtree *t, const int *stop)
 {
 	struct rnode *n;
-	spin_lock(&P.live_lock);
-	for (n = rt_first(&P.live_maps, 0); n; n = rt_next(&P.live_maps, n))
-		__atomic_fetch_add(&P.sites[((struct live *)n)->site].touched, resident_bytes(n->start, n->end),
-		                   __ATOMIC_RELAXED);
-	for (n = rt_first(&P.live_blocks, 0); n; n = rt_next(&P.live_blocks, n))
-		__atomic_fetch_add(&P.sites[((struct live *)n)->site].touched, resident_bytes(n->start, n->end),
-		                   __ATOMIC_RELAXED);
-	spin_unlock(&P.live_lock);
+	uintptr_t s = 0, e = 0;
+	uint32_t site = 0;
+	int have;
+	if (live_lock_or_stop(stop) < 0)
+		return -1;
+	n = rt_first(t, 0);
+	for (;;) {
+		size_t r;
+		have = n != NULL;
+		if (have) {
+			s = n->start;
+			e = n->end;
+			site = ((struct live *)n)->site;
+		}
+		spin_unlock(&P.live_lock);
+		if (!have)
+			return 0;
+		r = resident_bytes(s, e);
+		if (live_lock_or_stop(stop) < 0)
+			return -1;
+		n = rt_first(t, s);
+		if (n && n->start == s && n->end == e && ((struct live *)n)->site == site)
+			P.sites[site].live_touched += r;
+		n = rt_first(t, e);
+	}
+}
+
+int tables_live_touched(const int *stop)
+{
+	unsigned i;
+	for (i = 0; i < P.nsites; i++)
+		P.sites[P.used[i]].live_touched = 0;
+	return walk(&P.live_maps, stop) == 0 && walk(&P.live_blocks, stop) == 0 ? 0 : -1;
 }
 
 void tables_fork_child(void)

@@ -78,11 +78,13 @@
  *                         read-only and private, read every page, grow it to
  *                         2 x SIZE with mremap (it may move), read every page
  *                         again, unmap
- *   killself SIG SIZE S   map and write SIZE, then wait (up to S seconds,
- *                         writing a page of another mapping every 20 ms) for
- *                         a profile snapshot written after that (the file
- *                         PREFAULT_PROFILE names, %p its pid), and kill itself
- *                         with signal SIG: snapshot=1 (or 0: none came)
+ *   killself SIG SIZE S [fork]  map and write SIZE, then wait (up to S
+ *                         seconds, writing a page of another mapping every
+ *                         20 ms) for a profile snapshot written after that
+ *                         (the file PREFAULT_PROFILE names, %p its pid), and
+ *                         kill itself with signal SIG: snapshot=1 (or 0: none
+ *                         came).  fork: a forked child does it first (the
+ *                         parent waits for it): child_snapshot=
  *   burn MS               MS ms of arithmetic, no memory to speak of
  *   fail CODE             map and touch 4 MiB, then exit CODE
  *   stack KB              a new thread's first call uses KB of stack: faults=
@@ -1149,7 +1151,7 @@ static void profile_path(char *out, size_t cap)
 	out[k] = '\0';
 }
 
-static int m_killself(int argc UNUSED, char **argv UNUSED)
+static int m_killself(int argc, char **argv)
 {
 	int sig = atoi(argv[2]), waited, got = 0;
 	size_t size = parse_size(argv[3]), spare = 16 << 20;
@@ -1157,6 +1159,24 @@ static int m_killself(int argc UNUSED, char **argv UNUSED)
 	char path[4096], *more;
 	struct timespec t0;
 	struct stat st;
+	if (argc > 5 && !strcmp(argv[5], "fork")) {
+		int fds[2], ws;
+		char buf[64] = "";
+		pid_t c;
+		if (pipe(fds) != 0 || (c = fork()) < 0)
+			return 1;
+		if (c == 0) {
+			dup2(fds[1], 1);
+			close(fds[0]);
+			argv[5] = "";
+			return m_killself(5, argv);
+		}
+		close(fds[1]);
+		if (read(fds[0], buf, sizeof buf - 1) < 0)
+			buf[0] = '\0';
+		waitpid(c, &ws, 0);
+		printf("child_%s", buf);
+	}
 	site_killself(size);
 	profile_path(path, sizeof path);
 	/* File times come from the coarse clock: compare with it. */
