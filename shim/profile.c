@@ -215,7 +215,7 @@ static void snapshot(void)
 		if (!__atomic_load_n(&P.my.final, __ATOMIC_SEQ_CST)) {
 			memset(&c, 0, sizeof c);
 			sample_counts(&c);
-			refused = write_file(&c, os_now_ns(), 1) < 0;
+			refused = write_file(&c, t0, 1) < 0; /* (everything before t0 is in it) */
 			sample_reader_count(); /* (the writing's faults: the shim's) */
 		}
 		__atomic_store_n(&P.my.writing, 0, __ATOMIC_RELEASE);

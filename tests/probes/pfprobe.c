@@ -80,8 +80,9 @@
  *                         again, unmap
  *   killself SIG SIZE S [fork]  map and write SIZE, then wait (up to S
  *                         seconds, writing a page of another mapping every
- *                         20 ms) for a profile snapshot written after that
- *                         (the file PREFAULT_PROFILE names, %p its pid), and
+ *                         20 ms) for a profile snapshot taken after that
+ *                         (the file PREFAULT_PROFILE names, %p its pid: its
+ *                         "snapshot" record's CLOCK_MONOTONIC time), and
  *                         kill itself with signal SIG: snapshot=1 (or 0: none
  *                         came).  fork: a forked child does it first (the
  *                         parent waits for it): child_snapshot=
@@ -1151,6 +1152,19 @@ static void profile_path(char *out, size_t cap)
 	out[k] = '\0';
 }
 
+/* The CLOCK_MONOTONIC time (ns) of the profile snapshot in path, or 0. */
+static unsigned long long snapshot_ns(const char *path)
+{
+	char buf[8192], *p;
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	p = strstr(buf, "\nsnapshot\t");
+	return p ? strtoull(p + 10, NULL, 10) : 0;
+}
+
 static int m_killself(int argc, char **argv)
 {
 	int sig = atoi(argv[2]), waited, got = 0;
@@ -1158,7 +1172,7 @@ static int m_killself(int argc, char **argv)
 	double limit = atof(argv[4]);
 	char path[4096], *more;
 	struct timespec t0;
-	struct stat st;
+	unsigned long long after;
 	if (argc > 5 && !strcmp(argv[5], "fork")) {
 		int fds[2], ws;
 		char buf[64] = "";
@@ -1179,12 +1193,11 @@ static int m_killself(int argc, char **argv)
 	}
 	site_killself(size);
 	profile_path(path, sizeof path);
-	/* File times come from the coarse clock: compare with it. */
-	clock_gettime(CLOCK_REALTIME_COARSE, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	after = (unsigned long long)t0.tv_sec * 1000000000ull + (unsigned long long)t0.tv_nsec;
 	more = mmap(NULL, spare, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	for (waited = 0; waited * 0.02 < limit && (size_t)waited * pg < spare; waited++) {
-		if (path[0] && stat(path, &st) == 0 &&
-		    (st.st_mtim.tv_sec > t0.tv_sec || (st.st_mtim.tv_sec == t0.tv_sec && st.st_mtim.tv_nsec > t0.tv_nsec))) {
+		if (path[0] && snapshot_ns(path) > after) {
 			got = 1;
 			break;
 		}
