@@ -7,8 +7,12 @@
  * does not know.
  *
  * A file is lines of tab-separated fields.  The first is the magic word and
- * the version; the last is "end" (a process killed while writing leaves no
- * "end", and its file is not read).  Every other line is a record: a tag,
+ * the version; the last is "end".  (The shim writes each file beside its
+ * name and renames it into place whole; a file without "end" is not read.)
+ * The file is written at exit, and before that as snapshots (a "snapshot"
+ * record says so): a process that never reached its exit (killed by a
+ * signal, or one that exec'd a program the shim is not in) leaves its last
+ * snapshot.  Every other line is a record: a tag,
  * then exactly the fields PROFILE_RECORDS gives it, each of a kind:
  *   u  a decimal number        x  an address, in hex (0x...)
  *   t  text (no tab, no newline: the writer replaces them)
@@ -24,13 +28,19 @@
 #include "figs.h" /* enum fig_kind: how a counter adds up across a tree */
 
 #define PROFILE_MAGIC "prefault-profile"
-#define PROFILE_VERSION 3
+#define PROFILE_VERSION 4
+/* Snapshots: the first this many seconds after a process's start, then at
+ * most one this often (longer after one that took long). */
+#define PROFILE_SNAP_S 1
 #define PROFILE_STR_(x) #x
 #define PROFILE_STR(x) PROFILE_STR_(x)
 #define PROFILE_VERSION_STR PROFILE_STR(PROFILE_VERSION)
 
 /* X(tag, kinds): the records.  Fields, in order:
  *   process  pid, ppid, program, exe
+ *   snapshot when it was taken (CLOCK_MONOTONIC, ns), and how long after
+ *            the process's start (ns): the file is a snapshot, not the
+ *            exit's; absent in the exit's
  *   count    name (of PROFILE_COUNTS), value
  *   perf     "ok" or "refused", why (or "-")
  *   object   start, end, file offset, inode, path: an executable file mapping
@@ -42,6 +52,7 @@
  *            power of two), then PROFILE_SITE_COUNTS in order */
 #define PROFILE_RECORDS(X)                                                                                             \
 	X(process, "uutt")                                                                                             \
+	X(snapshot, "uu")                                                                                              \
 	X(count, "tu")                                                                                                 \
 	X(perf, "tt")                                                                                                  \
 	X(object, "xxxut")                                                                                             \

@@ -252,7 +252,7 @@ void shim_init(void)
 		pinfo.policy_path = policy_path;
 	}
 	if (S.set.profile)
-		profile_init(&S.set);
+		profile_init(&S.set, pinfo.program, pinfo.exe, &pinfo.ppid);
 	S.report_quiet = S.set.report_quiet != NULL;
 	if ((rep = S.set.report))
 		set_dest(rep);
@@ -435,7 +435,7 @@ void shim_report(void)
 	/* A closed pipe or RLIMIT_FSIZE must not kill the program at exit. */
 	os_quiet_begin(&q);
 	if (profiling) /* first: its window ends before the shim's exit work */
-		profile_finish(pinfo.program, pinfo.exe, pinfo.ppid, S.may_wait);
+		profile_finish(S.may_wait);
 	if (!strcmp(report_dest, "none")) {
 		;
 	} else if (!strcmp(report_dest, "stderr")) {

@@ -698,8 +698,6 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	int ours;
 	struct guard g = guard_enter();
 	stats_call(E_mremap);
-	if (unlikely(S.profile_on))
-		profile_unmap((uintptr_t)old, PAGE_UP(oldlen));
 	if (oldlen > SIZE_MAX - HPAGE_SIZE || newlen > SIZE_MAX - HPAGE_SIZE) { /* the kernel refuses it */
 		guard_leave(g);
 		return f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
@@ -740,7 +738,7 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	}
 	if (unlikely(S.profile_on) && r != MAP_FAILED) {
 		g = guard_enter();
-		profile_map((uintptr_t)r, PAGE_UP(newlen), CALL_MMAP, ret, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
+		profile_remap((uintptr_t)old, PAGE_UP(oldlen), (uintptr_t)r, PAGE_UP(newlen), flags);
 		guard_leave(g);
 	}
 	return r;

@@ -2,8 +2,9 @@
  *
  * A software page-fault perf event per thread, user space only (so it works
  * unprivileged at perf_event_paranoid 2), recording the faulting
- * instruction, the time, the data address and the user call chain; a reader
- * thread drains the ring buffers every 10 ms.  Each sample is charged to a
+ * instruction, the time, the data address and the user call chain; the
+ * reader thread (its rounds are in profile.c) drains the ring buffers every
+ * 10 ms.  Each sample is charged to a
  * mapping site (profile_tables.c) and to the code that took it.
  *
  * The events' file descriptors are the program's fd table too, so they are
@@ -49,7 +50,6 @@
 #define OTHERS 2048
 #define THREADS 1024
 #define RING_PAGES 128 /* data pages per thread: 512 KiB with 4 KiB pages */
-#define READ_NS (10ull * 1000 * 1000)
 
 struct ipc {
 	uintptr_t ip;
@@ -70,28 +70,11 @@ struct pthr {
 	struct perf_event_mmap_page *ring;
 };
 
-static struct ipc *ips;
-static struct stk *stacks;
-static struct oth *others;
+/* The events' slots (P.my.thr_hi: one past the highest used here; the
+ * loops over the slots stop there, since a scan of all 1024 would fault in
+ * pages of the table). */
 static struct pthr thr[THREADS];
-/* One past the highest slot ever used here: the loops over the slots stop
- * there (a scan of all 1024 would fault in pages of the table). */
-static int thr_hi;
-static int slots_hi(void) { return __atomic_load_n(&thr_hi, __ATOMIC_ACQUIRE); }
-static uint64_t samples, lost, unattributed, in_shim, dropped_ips, dropped_stacks, dropped_others;
-static uint64_t unsampled; /* threads without an event (fd share, table, or refused) */
-static int nfds, fd_cap;   /* our open events, and the most we allow ourselves */
-static uintptr_t shim_lo, shim_hi; /* our own code: its faults are not the program's */
-static int perf_ok = -1, perf_errno, no_perf;
-static int window_open;      /* the first event of this process is open */
-static struct faults win0;   /* the process's faults then */
-static uint64_t own_measured; /* the shim's own faults outside the samples */
-static uint64_t reader_faults; /* the reader thread's (RUSAGE_THREAD), drain_lock held */
-static int reader_running;
-static uint32_t reader_wake;
-static int finished; /* the file is written: no more draining */
-static pthread_key_t thr_key;
-static int thr_key_ok;
+static int slots_hi(void) { return __atomic_load_n(&P.my.thr_hi, __ATOMIC_ACQUIRE); }
 
 static void *grab(size_t bytes)
 {
@@ -105,23 +88,23 @@ void sample_init(const char *per, int refused)
 {
 	struct rlimit rl;
 	Dl_info info;
-	ips = grab(IPS * sizeof *ips);
-	stacks = grab(STACKS * sizeof *stacks);
-	others = grab(OTHERS * sizeof *others);
-	os_faults_self(&win0); /* (the window opens again with the first event) */
+	P.ips = grab(IPS * sizeof *P.ips);
+	P.stacks = grab(STACKS * sizeof *P.stacks);
+	P.others = grab(OTHERS * sizeof *P.others);
+	os_faults_self(&P.my.win0); /* (the window opens again with the first event) */
 	if (per && *per) {
 		uint64_t v = 0;
 		for (; *per >= '0' && *per <= '9'; per++)
 			v = v * 10 + (uint64_t)(*per - '0');
 		if (!*per && v)
-			period = v;
+			P.period = v;
 	}
-	no_perf = refused; /* the refused path, for tests */
-	fd_cap = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < THREADS
+	P.no_perf = refused; /* the refused path, for tests */
+	P.fd_cap = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < THREADS
 	                 ? (int)(rl.rlim_cur / 4)
 	                 : THREADS;
-	if (pthread_key_create(&thr_key, thread_gone) == 0)
-		thr_key_ok = 1;
+	if (pthread_key_create(&P.thr_key, thread_gone) == 0)
+		P.thr_key_ok = 1;
 	/* Our own extent, from our ELF program headers. */
 	if (dladdr((void *)sample_init, &info) && info.dli_fbase) {
 		const ElfW(Ehdr) *eh = info.dli_fbase;
@@ -131,8 +114,8 @@ void sample_init(const char *per, int refused)
 		for (k = 0; k < eh->e_phnum; k++)
 			if (ph[k].p_type == PT_LOAD && ph[k].p_vaddr + ph[k].p_memsz > hi)
 				hi = ph[k].p_vaddr + ph[k].p_memsz;
-		shim_lo = (uintptr_t)info.dli_fbase;
-		shim_hi = shim_lo + hi;
+		P.shim_lo = (uintptr_t)info.dli_fbase;
+		P.shim_hi = P.shim_lo + hi;
 	}
 }
 
@@ -142,13 +125,13 @@ static void count_ip(uintptr_t ip)
 {
 	uint64_t i = (ip * 0x9e3779b97f4a7c15ull) % IPS, k;
 	for (k = 0; k < IPS; k++, i = (i + 1) % IPS) {
-		if (ips[i].ip == ip || ips[i].ip == 0) {
-			ips[i].ip = ip;
-			ips[i].n += period;
+		if (P.ips[i].ip == ip || P.ips[i].ip == 0) {
+			P.ips[i].ip = ip;
+			P.ips[i].n += P.period;
 			return;
 		}
 	}
-	dropped_ips += period;
+	P.my.dropped_ips += P.period;
 }
 
 static void count_stack(const uint64_t *chain, uint64_t nr)
@@ -166,37 +149,37 @@ static void count_stack(const uint64_t *chain, uint64_t nr)
 		return;
 	i = h % STACKS;
 	for (k = 0; k < STACKS; k++, i = (i + 1) % STACKS) {
-		struct stk *s = &stacks[i];
+		struct stk *s = &P.stacks[i];
 		if (s->n && s->hash == h && s->depth == d && !memcmp(s->ip, f, d * sizeof f[0])) {
-			s->n += period;
+			s->n += P.period;
 			return;
 		}
 		if (!s->n) {
 			s->hash = h;
 			s->depth = d;
 			memcpy(s->ip, f, d * sizeof f[0]);
-			s->n = period;
+			s->n = P.period;
 			return;
 		}
 	}
-	dropped_stacks += period;
+	P.my.dropped_stacks += P.period;
 }
 
 static void count_other(uintptr_t addr)
 {
 	uintptr_t g = addr >> 21;
 	uint64_t i = (g * 0x9e3779b97f4a7c15ull) % OTHERS, k;
-	unattributed += period;
+	P.my.unattributed += P.period;
 	for (k = 0; k < OTHERS; k++, i = (i + 1) % OTHERS) {
-		if (others[i].granule == g || others[i].n == 0) {
-			if (!others[i].n)
-				others[i].first = addr;
-			others[i].granule = g;
-			others[i].n += period;
+		if (P.others[i].granule == g || P.others[i].n == 0) {
+			if (!P.others[i].n)
+				P.others[i].first = addr;
+			P.others[i].granule = g;
+			P.others[i].n += P.period;
 			return;
 		}
 	}
-	dropped_others += period;
+	P.my.dropped_others += P.period;
 }
 
 static void one_sample(const uint64_t *p, size_t words)
@@ -212,9 +195,9 @@ static void one_sample(const uint64_t *p, size_t words)
 	nr = p[4];
 	if (nr > words - 5)
 		nr = words - 5;
-	samples += period;
-	if (ip >= shim_lo && ip < shim_hi) {
-		in_shim += period; /* the shim touching its own tables */
+	P.my.samples += P.period;
+	if (ip >= P.shim_lo && ip < P.shim_hi) {
+		P.my.in_shim += P.period; /* the shim touching its own tables */
 		return;
 	}
 	if (tables_fault(addr, t) < 0)
@@ -245,7 +228,7 @@ static void drain_one(struct pthr *t)
 		if (h.type == PERF_RECORD_SAMPLE)
 			one_sample(rec + 1, (n - sizeof h) / 8);
 		else if (h.type == PERF_RECORD_LOST && n >= sizeof h + 16)
-			lost += rec[2];
+			P.my.lost += rec[2];
 		tail += h.size;
 	}
 	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
@@ -254,7 +237,7 @@ static void drain_one(struct pthr *t)
 void sample_drain_locked(void)
 {
 	int i;
-	if (finished)
+	if (P.my.finished)
 		return;
 	for (i = 0; i < slots_hi(); i++)
 		if (__atomic_load_n(&thr[i].used, __ATOMIC_ACQUIRE) == 1)
@@ -282,7 +265,7 @@ static void release_slot(struct pthr *t, int drain)
 		drain_one(t);
 	sys_munmap(t->ring, (RING_PAGES + 1) * page_size);
 	close_ours(t->fd, t->id);
-	__atomic_sub_fetch(&nfds, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&P.my.nfds, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->used, 0, __ATOMIC_RELEASE);
 }
 
@@ -290,9 +273,9 @@ static void thread_gone(void *slot)
 {
 	struct pthr *t = slot;
 	struct guard g = guard_enter();
-	spin_lock(&drain_lock);
+	spin_lock(&P.drain_lock);
 	release_slot(t, 1);
-	spin_unlock(&drain_lock);
+	spin_unlock(&P.drain_lock);
 	guard_leave(g);
 }
 
@@ -301,14 +284,13 @@ void sample_close_all(int drain)
 	int i;
 	for (i = 0; i < slots_hi(); i++)
 		release_slot(&thr[i], drain);
-	finished = 1;
+	P.my.finished = 1;
 }
 
-/* Move fd above the numbers programs use for their own files. */
-static int move_high(int fd)
+int sample_fd_high(int fd)
 {
-	int lo = fd_cap * 3 < 1000 ? fd_cap * 3 : 1000, nfd;
-	if (lo <= fd)
+	int lo = P.fd_cap * 3 < 1000 ? P.fd_cap * 3 : 1000, nfd;
+	if (fd < 0 || lo <= fd)
 		return fd;
 	nfd = (int)sys_call(SYS_fcntl, fd, F_DUPFD_CLOEXEC, lo, 0, 0, 0); /* (raw: fcntl is a cancellation point) */
 	if (nfd < 0)
@@ -326,21 +308,21 @@ void profile_thread_start(void)
 	void *ring;
 	if (!profiling)
 		return;
-	if (no_perf) {
-		perf_ok = 0;
-		perf_errno = EACCES;
+	if (P.no_perf) {
+		P.my.perf_ok = 0;
+		P.my.perf_errno = EACCES;
 		return;
 	}
-	if (__atomic_add_fetch(&nfds, 1, __ATOMIC_RELAXED) > fd_cap) {
-		__atomic_sub_fetch(&nfds, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&unsampled, 1, __ATOMIC_RELAXED);
+	if (__atomic_add_fetch(&P.my.nfds, 1, __ATOMIC_RELAXED) > P.fd_cap) {
+		__atomic_sub_fetch(&P.my.nfds, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&P.my.unsampled, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	memset(&a, 0, sizeof a);
 	a.size = sizeof a;
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_PAGE_FAULTS;
-	a.sample_period = period;
+	a.sample_period = P.period;
 	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CALLCHAIN;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC; /* the clock the map times are read with */
@@ -350,15 +332,15 @@ void profile_thread_start(void)
 	a.sample_max_stack = DEPTH;
 	fd = (int)sys_call(SYS_perf_event_open, (long)&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC, 0);
 	if (fd < 0) {
-		if (perf_ok != 1) {
-			perf_ok = 0;
-			perf_errno = errno;
+		if (P.my.perf_ok != 1) {
+			P.my.perf_ok = 0;
+			P.my.perf_errno = errno;
 		}
 		goto unsampled;
 	}
-	if (!__atomic_load_n(&window_open, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&P.my.window_open, __ATOMIC_ACQUIRE))
 		os_faults_self(&at); /* before this thread touches anything of ours */
-	fd = move_high(fd);
+	fd = sample_fd_high(fd);
 	if (sys_call(SYS_ioctl, fd, (long)PERF_EVENT_IOC_ID, (long)&id, 0, 0, 0) != 0) {
 		sys_close(fd);
 		goto unsampled;
@@ -372,56 +354,35 @@ void profile_thread_start(void)
 		int expect = 0;
 		if (__atomic_compare_exchange_n(&thr[i].used, &expect, 2, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 			int hi = slots_hi();
-			while (hi < i + 1 && !__atomic_compare_exchange_n(&thr_hi, &hi, i + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			while (hi < i + 1 && !__atomic_compare_exchange_n(&P.my.thr_hi, &hi, i + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 				;
 			thr[i].fd = fd;
 			thr[i].id = id;
 			thr[i].ring = ring;
 			__atomic_store_n(&thr[i].used, 1, __ATOMIC_RELEASE);
-			perf_ok = 1;
-			if (!__atomic_load_n(&window_open, __ATOMIC_ACQUIRE) &&
-			    !__atomic_exchange_n(&window_open, 1, __ATOMIC_ACQ_REL))
-				win0 = at;
-			if (thr_key_ok)
-				pthread_setspecific(thr_key, &thr[i]); /* freed when the thread exits */
+			P.my.perf_ok = 1;
+			if (!__atomic_load_n(&P.my.window_open, __ATOMIC_ACQUIRE) &&
+			    !__atomic_exchange_n(&P.my.window_open, 1, __ATOMIC_ACQ_REL))
+				P.my.win0 = at;
+			if (P.thr_key_ok)
+				pthread_setspecific(P.thr_key, &thr[i]); /* freed when the thread exits */
 			return;
 		}
 	}
 	sys_munmap(ring, (RING_PAGES + 1) * page_size);
 	sys_close(fd);
 unsampled:
-	__atomic_sub_fetch(&nfds, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&unsampled, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&P.my.nfds, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&P.my.unsampled, 1, __ATOMIC_RELAXED);
 }
 
-/* ---- the reader thread ---- */
+/* ---- the reader thread (its rounds are profile.c's) ---- */
 
-/* The reader's faults so far (drain_lock held): all the shim's own. */
-static void reader_count(void)
+void sample_reader_count(void)
 {
 	struct faults f;
 	os_faults_thread(&f);
-	reader_faults = f.minor + f.major;
-}
-
-static void *reader_main(void *arg)
-{
-	pid_t mine = (pid_t)(uintptr_t)arg;
-	spin_lock(&drain_lock);
-	reader_count(); /* its start: the new stack, its TLS */
-	spin_unlock(&drain_lock);
-	for (;;) {
-		uint32_t seen = __atomic_load_n(&reader_wake, __ATOMIC_ACQUIRE);
-		glue_wait(&reader_wake, seen, READ_NS); /* woken early only to leave */
-		if (glue_leaving() || sys_getpid() != mine)
-			break;
-		spin_lock(&drain_lock);
-		sample_drain_locked();
-		reader_count();
-		spin_unlock(&drain_lock);
-	}
-	__atomic_store_n(&reader_running, 0, __ATOMIC_RELEASE);
-	return NULL;
+	P.my.reader_faults = f.minor + f.major;
 }
 
 /* Is fd still the event we opened? */
@@ -436,43 +397,43 @@ static int event_ctl(const struct pthr *t, unsigned long op)
 	return still_ours(t->fd, t->id) && sys_call(SYS_ioctl, t->fd, (long)op, 0, 0, 0, 0) == 0;
 }
 
-void profile_tick(void)
+void sample_start_reader(void *(*fn)(void *), uint32_t *word)
 {
 	struct pthr *me;
 	struct faults f0, f1;
 	int paused;
-	/* The reader thread starts on first need, in each process. */
-	if (perf_ok != 1 || __atomic_load_n(&reader_running, __ATOMIC_ACQUIRE))
-		return;
-	if (__atomic_exchange_n(&reader_running, 1, __ATOMIC_ACQUIRE))
-		return;
 	/* Starting it is the shim's work, not the program's: this thread's
 	 * event pauses, and the faults are measured instead. */
-	me = thr_key_ok ? pthread_getspecific(thr_key) : NULL;
+	me = P.thr_key_ok ? pthread_getspecific(P.thr_key) : NULL;
 	paused = me && __atomic_load_n(&me->used, __ATOMIC_ACQUIRE) == 1 && event_ctl(me, PERF_EVENT_IOC_DISABLE);
 	os_faults_thread(&f0);
-	if (glue_spawn(reader_main, (void *)(uintptr_t)my_pid, 128 << 10, &reader_wake) != 0)
-		__atomic_store_n(&reader_running, 0, __ATOMIC_RELEASE);
+	if (glue_spawn(fn, (void *)(uintptr_t)P.my.pid, 128 << 10, word) != 0)
+		__atomic_store_n(&P.my.reader_running, 0, __ATOMIC_RELEASE);
 	os_faults_thread(&f1);
 	if (paused)
 		event_ctl(me, PERF_EVENT_IOC_ENABLE);
-	__atomic_add_fetch(&own_measured, (f1.minor - f0.minor) + (f1.major - f0.major), __ATOMIC_RELAXED);
+	__atomic_add_fetch(&P.my.own_measured, (f1.minor - f0.minor) + (f1.major - f0.major), __ATOMIC_RELAXED);
+}
+
+void sample_counts(struct profile_counts *c)
+{
+	struct faults now;
+	os_faults_self(&now);
+	c->minor = now.minor - P.my.win0.minor;
+	c->major = now.major - P.my.win0.major;
+	c->shim_faults = __atomic_load_n(&P.my.own_measured, __ATOMIC_RELAXED) + P.my.reader_faults;
 }
 
 void sample_stop_all(struct profile_counts *c)
 {
-	struct faults now;
 	int i;
 	for (i = 0; i < slots_hi(); i++)
 		if (__atomic_load_n(&thr[i].used, __ATOMIC_ACQUIRE) == 1)
 			event_ctl(&thr[i], PERF_EVENT_IOC_DISABLE);
-	os_faults_self(&now);
-	c->minor = now.minor - win0.minor;
-	c->major = now.major - win0.major;
-	c->shim_faults = __atomic_load_n(&own_measured, __ATOMIC_RELAXED) + reader_faults;
+	sample_counts(c);
 }
 
-void sample_fork_child(void)
+void sample_fork_child_events(void)
 {
 	int i;
 	/* The parent's events and rings are not ours (the rings are not even
@@ -483,24 +444,15 @@ void sample_fork_child(void)
 			close_ours(thr[i].fd, thr[i].id);
 		thr[i].used = 0;
 	}
-	thr_hi = 0;
+}
+
+void sample_fork_child(void)
+{
 	/* Fresh zero pages, without touching them (a memset would fault in
 	 * every page of the tables, the parent's untouched ones too). */
-	sys_madvise(ips, PAGE_UP(IPS * sizeof *ips), MADV_DONTNEED);
-	sys_madvise(stacks, PAGE_UP(STACKS * sizeof *stacks), MADV_DONTNEED);
-	sys_madvise(others, PAGE_UP(OTHERS * sizeof *others), MADV_DONTNEED);
-	samples = lost = unattributed = in_shim = 0;
-	dropped_ips = dropped_stacks = dropped_others = unsampled = 0;
-	nfds = 0;
-	finished = 0;
-	perf_ok = -1;
-	reader_running = 0;
-	/* The child's window opens with its event (its fault counts began at
-	 * zero at fork, and the resets above are the shim's, before it). */
-	window_open = 0;
-	own_measured = reader_faults = 0;
-	win0.minor = win0.major = 0;
-	profile_thread_start();
+	sys_madvise(P.ips, PAGE_UP(IPS * sizeof *P.ips), MADV_DONTNEED);
+	sys_madvise(P.stacks, PAGE_UP(STACKS * sizeof *P.stacks), MADV_DONTNEED);
+	sys_madvise(P.others, PAGE_UP(OTHERS * sizeof *P.others), MADV_DONTNEED);
 }
 
 /* ---- output ---- */
@@ -532,17 +484,22 @@ static struct mapping {
 	int exec;
 	const char *path; /* NULL: anonymous */
 } mm[MAPS];
-static int nmm;
 
 static void read_maps(void)
 {
 	static char mb[512 * 1024];
-	long n = os_read_file("/proc/self/maps", mb, sizeof mb);
+	/* (Its descriptor moved high at once: a snapshot runs beside the
+	 * program, which may be opening files and expecting the lowest
+	 * number.) */
+	int fd = sample_fd_high(sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC | O_NOCTTY, 0));
+	long n = fd < 0 ? -1 : os_read_fd(fd, mb, sizeof mb);
 	char *line = mb;
-	nmm = 0;
-	while (n > 0 && *line && nmm < MAPS) {
+	if (fd >= 0)
+		sys_close(fd);
+	P.nmm = 0;
+	while (n > 0 && *line && P.nmm < MAPS) {
 		char *nl = strchr(line, '\n'), *p;
-		struct mapping *m = &mm[nmm];
+		struct mapping *m = &mm[P.nmm];
 		if (nl)
 			*nl = '\0';
 		m->lo = strtoul(line, &p, 16);
@@ -561,7 +518,7 @@ static void read_maps(void)
 		while (*p == ' ')
 			p++;
 		m->path = *p ? p : NULL;
-		nmm++;
+		P.nmm++;
 		if (!nl)
 			break;
 		line = nl + 1;
@@ -572,7 +529,7 @@ static void read_maps(void)
 static void write_objects(struct sbuf *sb)
 {
 	int i;
-	for (i = 0; i < nmm; i++) {
+	for (i = 0; i < P.nmm; i++) {
 		if (!mm[i].exec || !mm[i].path)
 			continue;
 		sb_str(sb, "object");
@@ -593,10 +550,10 @@ static void others_by_mapping(struct sbuf *sb)
 	int i, j;
 	for (i = 0; i < OTHERS; i++) {
 		const char *label = "[unmapped]";
-		if (!others[i].n)
+		if (!P.others[i].n)
 			continue;
-		for (j = 0; j < nmm; j++) {
-			if (others[i].first >= mm[j].lo && others[i].first < mm[j].hi) {
+		for (j = 0; j < P.nmm; j++) {
+			if (P.others[i].first >= mm[j].lo && P.others[i].first < mm[j].hi) {
 				const char *p = mm[j].path;
 				label = !p ? "[anon]" : (*p == '/' && strrchr(p, '/')) ? strrchr(p, '/') + 1 : p;
 				break;
@@ -604,7 +561,7 @@ static void others_by_mapping(struct sbuf *sb)
 		}
 		sb_str(sb, "other\t");
 		profile_tab_name(sb, label);
-		profile_tab_u64(sb, others[i].n);
+		profile_tab_u64(sb, P.others[i].n);
 		sb_chr(sb, '\n');
 	}
 }
@@ -613,52 +570,52 @@ void sample_write(struct sbuf *sb, struct profile_counts *c)
 {
 	int i;
 	sb_str(sb, "perf\t");
-	if (perf_ok == 1) {
+	if (P.my.perf_ok == 1) {
 		sb_str(sb, "ok\t-");
 	} else {
 		sb_str(sb, "refused\t");
-		sb_str(sb, perf_errno == EACCES || perf_errno == EPERM
+		sb_str(sb, P.my.perf_errno == EACCES || P.my.perf_errno == EPERM
 		               ? "perf_event_open not permitted (kernel.perf_event_paranoid, seccomp or a container)"
-		               : perf_errno == ENOSYS ? "perf_event_open not available (no perf events in this kernel)"
-		               : perf_errno == ENOENT ? "no software page-fault event"
-		               : perf_errno == EMFILE ? "no file descriptor left for the fault event"
+		               : P.my.perf_errno == ENOSYS ? "perf_event_open not available (no perf events in this kernel)"
+		               : P.my.perf_errno == ENOENT ? "no software page-fault event"
+		               : P.my.perf_errno == EMFILE ? "no file descriptor left for the fault event"
 		                                      : "perf_event_open failed");
 		sb_str(sb, " (errno ");
-		sb_u64(sb, (uint64_t)perf_errno);
+		sb_u64(sb, (uint64_t)P.my.perf_errno);
 		sb_chr(sb, ')');
 	}
 	sb_chr(sb, '\n');
-	c->period = period;
-	c->sampled = samples;
-	c->lost = lost;
-	c->unattributed = unattributed;
-	c->in_shim = in_shim;
-	c->shim_faults += in_shim;
-	c->unsampled_threads = unsampled;
-	c->dropped_code = dropped_ips;
-	c->dropped_stacks = dropped_stacks;
-	c->dropped_other = dropped_others;
+	c->period = P.period;
+	c->sampled = P.my.samples;
+	c->lost = P.my.lost;
+	c->unattributed = P.my.unattributed;
+	c->in_shim = P.my.in_shim;
+	c->shim_faults += P.my.in_shim;
+	c->unsampled_threads = P.my.unsampled;
+	c->dropped_code = P.my.dropped_ips;
+	c->dropped_stacks = P.my.dropped_stacks;
+	c->dropped_other = P.my.dropped_others;
 	read_maps();
 	write_objects(sb);
 	for (i = 0; i < IPS; i++) {
-		if (!ips[i].n)
+		if (!P.ips[i].n)
 			continue;
 		sb_str(sb, "code");
-		profile_tab_hex(sb, ips[i].ip);
-		profile_tab_u64(sb, ips[i].n);
+		profile_tab_hex(sb, P.ips[i].ip);
+		profile_tab_u64(sb, P.ips[i].n);
 		sb_chr(sb, '\n');
 	}
 	for (i = 0; i < STACKS; i++) {
 		uint32_t k;
-		if (!stacks[i].n)
+		if (!P.stacks[i].n)
 			continue;
 		sb_str(sb, "stack");
-		profile_tab_u64(sb, stacks[i].n);
+		profile_tab_u64(sb, P.stacks[i].n);
 		sb_chr(sb, '\t');
-		for (k = 0; k < stacks[i].depth; k++) { /* innermost first */
+		for (k = 0; k < P.stacks[i].depth; k++) { /* innermost first */
 			if (k)
 				sb_chr(sb, ',');
-			sb_hex(sb, stacks[i].ip[k]);
+			sb_hex(sb, P.stacks[i].ip[k]);
 		}
 		sb_chr(sb, '\n');
 	}

@@ -19,66 +19,58 @@
 #include <sys/mman.h>
 
 int profiling;
-struct site *sites;
-spin_t site_lock, live_lock, drain_lock;
-struct rtree live_maps, live_blocks;
-struct live grave[GRAVE];
-unsigned grave_next;
-uint64_t sites_merged, live_dropped;
-uint64_t period = 1;
-pid_t my_pid;
-static unsigned nsites;
-/* The used slots in the order they were taken: the fork child and the
- * file visit these, not the whole table (each page of it they read would
- * be a fault of the shim's own). */
-static uint16_t *used;
-static struct slab live_slab = { sizeof(struct live), NULL, NULL, NULL, 0 };
+struct profile_state P = {
+	.period = 1,
+	.live_slab = { sizeof(struct live), NULL, NULL, NULL, 0 },
+};
+/* Ranges recently gone: samples are read a little late. */
+static struct live grave[GRAVE];
 
 void tables_init(void)
 {
-	void *p = sys_mmap(NULL, SITES * (sizeof *sites + sizeof *used), PROT_READ | PROT_WRITE,
+	void *p = sys_mmap(NULL, SITES * (sizeof *P.sites + sizeof *P.used), PROT_READ | PROT_WRITE,
 	                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	sites = p == MAP_FAILED ? NULL : p;
-	used = sites ? (uint16_t *)(sites + SITES) : NULL;
+	P.sites = p == MAP_FAILED ? NULL : p;
+	P.used = P.sites ? (uint16_t *)(P.sites + SITES) : NULL;
 }
 
-unsigned tables_nsites(void) { return nsites; }
-const struct site *tables_site(unsigned i) { return &sites[used[i]]; }
+unsigned tables_nsites(void) { return P.nsites; }
+const struct site *tables_site(unsigned i) { return &P.sites[P.used[i]]; }
 
 static uint32_t site_of(uintptr_t ret, unsigned call, uint64_t len, unsigned mk, unsigned pk)
 {
 	uint32_t k = (uint32_t)size_class(len), i;
 	uint64_t h = (ret * 0x9e3779b97f4a7c15ull) ^ (call * 31 + k);
-	spin_lock(&site_lock);
+	spin_lock(&P.site_lock);
 	for (i = (uint32_t)(h % SITES);; i = (i + 1) % SITES) {
-		struct site *s = &sites[i];
+		struct site *s = &P.sites[i];
 		if (s->maps == 0 && s->ret == 0) {
-			if (nsites >= SITES * 3 / 4) { /* full: the last slot collects the rest */
+			if (P.nsites >= SITES * 3 / 4) { /* full: the last slot collects the rest */
 				i = SITES - 1;
-				sites_merged++;
-				if (!sites[i].maps && !sites[i].ret)
-					used[nsites++] = (uint16_t)i;
+				P.my.sites_merged++;
+				if (!P.sites[i].maps && !P.sites[i].ret)
+					P.used[P.nsites++] = (uint16_t)i;
 				break;
 			}
 			s->ret = ret;
 			s->call = call;
 			s->klass = k;
 			s->size_min = len;
-			used[nsites++] = (uint16_t)i;
+			P.used[P.nsites++] = (uint16_t)i;
 			break;
 		}
 		if (s->ret == ret && s->call == call && s->klass == k)
 			break;
 	}
-	if (len < sites[i].size_min)
-		sites[i].size_min = len;
-	if (len > sites[i].size_max)
-		sites[i].size_max = len;
-	sites[i].maps++;
-	sites[i].bytes += len;
-	sites[i].mk |= mk;
-	sites[i].pk |= pk;
-	spin_unlock(&site_lock);
+	if (len < P.sites[i].size_min)
+		P.sites[i].size_min = len;
+	if (len > P.sites[i].size_max)
+		P.sites[i].size_max = len;
+	P.sites[i].maps++;
+	P.sites[i].bytes += len;
+	P.sites[i].mk |= mk;
+	P.sites[i].pk |= pk;
+	spin_unlock(&P.site_lock);
 	return i;
 }
 
@@ -88,12 +80,18 @@ size_t resident_bytes(uintptr_t s, uintptr_t e)
 	return n < e - s ? n : e - s;
 }
 
-static void live_insert(struct rtree *t, uintptr_t s, uintptr_t e, uint32_t site)
+/* One more change for the reader's next snapshot (live_lock held; the
+ * reader reads it without). */
+static void changed(void) { __atomic_store_n(&P.my.changes, P.my.changes + 1, __ATOMIC_RELAXED); }
+
+/* A new live range [s, e) of site, mapped now; NULL if the slab is out of
+ * memory (the range is then not tracked, and the profile says so). */
+static struct live *live_insert(struct rtree *t, uintptr_t s, uintptr_t e, uint32_t site)
 {
-	struct live *l = slab_get(&live_slab);
+	struct live *l = slab_get(&P.live_slab);
 	if (!l) {
-		live_dropped++;
-		return;
+		P.my.live_dropped++;
+		return NULL;
 	}
 	l->node.start = s;
 	l->node.end = e;
@@ -101,32 +99,54 @@ static void live_insert(struct rtree *t, uintptr_t s, uintptr_t e, uint32_t site
 	l->faulted = 0;
 	l->t_map = os_now_ns();
 	rt_insert(t, &l->node);
+	return l;
 }
 
-/* Remove what overlaps [s, e) from t, counting touched bytes, remembering
- * the ranges for late samples.  live_lock held. */
-static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, int count_unmap)
+/* [s, e) of the range `from` (its site, map time and first fault). */
+static void live_copy(struct rtree *t, uintptr_t s, uintptr_t e, const struct live *from)
+{
+	struct live *l = live_insert(t, s, e, from->site);
+	if (l) {
+		l->faulted = from->faulted;
+		l->t_map = from->t_map;
+	}
+}
+
+/* How a range leaves the live table: */
+enum gone {
+	GONE_UNMAP, /* the program unmaps it now: its pages are still there to count */
+	GONE_OVER,  /* mapped over, or moved away: what is there now is another
+	             * mapping's, so nothing is counted */
+};
+
+/* Remove what overlaps [s, e) from t, counting touched bytes and unmaps
+ * (GONE_UNMAP), remembering the ranges for late samples.  live_lock held. */
+static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, enum gone how)
 {
 	struct rnode *n = rt_first(t, s);
 	while (n && n->start < e) {
 		struct live *l = (struct live *)n;
 		uintptr_t os = n->start > s ? n->start : s, oe = n->end < e ? n->end : e;
-		struct site *st = &sites[l->site];
+		struct site *st = &P.sites[l->site];
 		struct rnode *next = rt_next(t, n);
-		__atomic_fetch_add(&st->touched, resident_bytes(os, oe), __ATOMIC_RELAXED);
-		if (count_unmap)
+		if (how == GONE_UNMAP) {
+			__atomic_fetch_add(&st->touched, resident_bytes(os, oe), __ATOMIC_RELAXED);
 			__atomic_fetch_add(&st->unmaps, 1, __ATOMIC_RELAXED);
-		grave[grave_next % GRAVE] = *l;
-		grave[grave_next % GRAVE].node.start = os;
-		grave[grave_next % GRAVE].node.end = oe;
-		grave_next++;
+		}
+		grave[P.grave_next % GRAVE] = *l;
+		grave[P.grave_next % GRAVE].node.start = os;
+		grave[P.grave_next % GRAVE].node.end = oe;
+		P.grave_next++;
 		if (os == n->start && oe == n->end) {
 			rt_remove(t, n);
-			slab_put(&live_slab, l);
+			slab_put(&P.live_slab, l);
 		} else if (os == n->start) {
 			n->start = oe;
 		} else {
-			n->end = os; /* the tail, or a hole: keep the front, drop the back (rare) */
+			uintptr_t end = n->end;
+			n->end = os;
+			if (oe < end) /* a hole: the back is a range of the same site */
+				live_copy(t, oe, end, l);
 		}
 		n = next;
 	}
@@ -135,17 +155,67 @@ static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, int count_unm
 void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk)
 {
 	uint32_t s = site_of((uintptr_t)ret, call, len, mk, pk);
-	spin_lock(&live_lock);
-	live_remove(&live_maps, start, start + len, 0); /* MAP_FIXED over old ones */
-	live_insert(&live_maps, start, start + len, s);
-	spin_unlock(&live_lock);
+	spin_lock(&P.live_lock);
+	live_remove(&P.live_maps, start, start + len, GONE_OVER); /* MAP_FIXED over old ones */
+	live_insert(&P.live_maps, start, start + len, s);
+	changed();
+	spin_unlock(&P.live_lock);
 }
 
 void tables_unmap(uintptr_t start, size_t len)
 {
-	spin_lock(&live_lock);
-	live_remove(&live_maps, start, start + len, 1);
-	spin_unlock(&live_lock);
+	spin_lock(&P.live_lock);
+	live_remove(&P.live_maps, start, start + len, GONE_UNMAP);
+	changed();
+	spin_unlock(&P.live_lock);
+}
+
+#define MOVES 16 /* live ranges one mremap carries (one mapping: rarely more than 1) */
+
+void tables_remap(uintptr_t old, size_t oldlen, uintptr_t dst, size_t newlen, int keep_old)
+{
+	struct live moved[MOVES];
+	struct rnode *n;
+	uintptr_t oe = old + oldlen, ne = dst + newlen;
+	unsigned k = 0, i;
+	if (!oldlen) { /* a second mapping of a shared one, which stays */
+		oe = old + newlen;
+		keep_old = 1;
+	}
+	spin_lock(&P.live_lock);
+	for (n = rt_first(&P.live_maps, old); n && n->start < oe; n = rt_next(&P.live_maps, n)) {
+		if (k == MOVES) {
+			P.my.live_dropped++;
+			continue;
+		}
+		moved[k] = *(struct live *)n;
+		if (moved[k].node.start < old)
+			moved[k].node.start = old;
+		if (moved[k].node.end > oe)
+			moved[k].node.end = oe;
+		k++;
+	}
+	if (!keep_old)
+		live_remove(&P.live_maps, old, oe, GONE_OVER);
+	live_remove(&P.live_maps, dst, ne, GONE_OVER); /* MREMAP_FIXED over old ones */
+	spin_lock(&P.site_lock);
+	for (i = 0; i < k; i++) {
+		uintptr_t s = moved[i].node.start - old + dst, e = moved[i].node.end - old + dst, len0;
+		if (e > ne || (i == k - 1 && moved[i].node.end == oe))
+			e = ne; /* shrunk, or grown at the end */
+		if (s >= e)
+			continue;
+		/* Mapped bytes: all of a copy, the growth of a move. */
+		len0 = moved[i].node.end - moved[i].node.start;
+		if (keep_old)
+			P.sites[moved[i].site].bytes += e - s;
+		else if (e - s > len0)
+			P.sites[moved[i].site].bytes += (e - s) - len0;
+		live_copy(&P.live_maps, s, e, &moved[i]);
+	}
+	spin_unlock(&P.site_lock);
+	changed();
+	spin_unlock(&P.live_lock);
 }
 
 void tables_block(const void *p, size_t len, const void *ret)
@@ -154,36 +224,44 @@ void tables_block(const void *p, size_t len, const void *ret)
 	if (len < PROFILE_MALLOC_MIN)
 		return;
 	s = site_of((uintptr_t)ret, CALL_MALLOC, len, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
-	spin_lock(&live_lock);
-	live_insert(&live_blocks, (uintptr_t)p, (uintptr_t)p + len, s);
-	spin_unlock(&live_lock);
+	spin_lock(&P.live_lock);
+	live_insert(&P.live_blocks, (uintptr_t)p, (uintptr_t)p + len, s);
+	changed();
+	spin_unlock(&P.live_lock);
 }
 
 void tables_free(const void *p)
 {
 	struct rnode *n;
-	if (!__atomic_load_n(&live_blocks.n, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&P.live_blocks.n, __ATOMIC_RELAXED))
 		return;
-	spin_lock(&live_lock);
-	n = rt_find(&live_blocks, (uintptr_t)p);
-	if (n)
-		live_remove(&live_blocks, n->start, n->end, 1);
-	spin_unlock(&live_lock);
+	spin_lock(&P.live_lock);
+	n = rt_find(&P.live_blocks, (uintptr_t)p);
+	if (n) {
+		live_remove(&P.live_blocks, n->start, n->end, GONE_UNMAP);
+		changed();
+	}
+	spin_unlock(&P.live_lock);
 }
 
-/* The range holding addr: a live block, a live mapping, or one just gone. */
-static struct live *holder(uintptr_t addr)
+/* Was l there at time t (0: unknown)?  A sample read late may be of an
+ * earlier mapping at the same address, now gone (unmapped, moved away). */
+static int there_at(const struct live *l, uint64_t t) { return !t || l->t_map <= t; }
+
+/* The range that held addr at time t: a live block, a live mapping, or one
+ * just gone. */
+static struct live *holder(uintptr_t addr, uint64_t t)
 {
-	struct rnode *n = rt_first(&live_blocks, addr);
+	struct rnode *n = rt_first(&P.live_blocks, addr);
 	unsigned g;
-	if (n && n->start <= addr)
+	if (n && n->start <= addr && there_at((struct live *)n, t))
 		return (struct live *)n;
-	n = rt_first(&live_maps, addr);
-	if (n && n->start <= addr)
+	n = rt_first(&P.live_maps, addr);
+	if (n && n->start <= addr && there_at((struct live *)n, t))
 		return (struct live *)n;
-	for (g = 0; g < GRAVE && g < grave_next; g++) { /* newest first */
-		struct live *l = &grave[(grave_next - 1 - g) % GRAVE];
-		if (addr >= l->node.start && addr < l->node.end)
+	for (g = 0; g < GRAVE && g < P.grave_next; g++) { /* newest first */
+		struct live *l = &grave[(P.grave_next - 1 - g) % GRAVE];
+		if (addr >= l->node.start && addr < l->node.end && there_at(l, t))
 			return l;
 	}
 	return NULL;
@@ -193,15 +271,15 @@ int tables_fault(uintptr_t addr, uint64_t t)
 {
 	struct live *l;
 	int s = -1;
-	spin_lock(&live_lock);
-	l = holder(addr);
+	spin_lock(&P.live_lock);
+	l = holder(addr, t);
 	if (l) {
-		struct site *st = &sites[l->site];
+		struct site *st = &P.sites[l->site];
 		uint64_t delay = t > l->t_map ? t - l->t_map : 0;
 		s = (int)l->site;
-		__atomic_fetch_add(&st->faults, period, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&st->faults, P.period, __ATOMIC_RELAXED);
 		if (t && delay < EARLY_NS)
-			__atomic_fetch_add(&st->faults_early, period, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&st->faults_early, P.period, __ATOMIC_RELAXED);
 		if (t && !l->faulted) {
 			l->faulted = 1;
 			__atomic_fetch_add(&st->ranges_faulted, 1, __ATOMIC_RELAXED);
@@ -210,21 +288,68 @@ int tables_fault(uintptr_t addr, uint64_t t)
 				__atomic_fetch_add(&st->ranges_early, 1, __ATOMIC_RELAXED);
 		}
 	}
-	spin_unlock(&live_lock);
+	spin_unlock(&P.live_lock);
 	return s;
 }
 
-void tables_touched_at_exit(void)
+/* live_lock, or -1 once *stop is set (NULL: wait as long as it takes). */
+static int live_lock_or_stop(const int *stop)
+{
+	unsigned n;
+	if (!stop) {
+		spin_lock(&P.live_lock);
+		return 0;
+	}
+	for (n = 0; !spin_lock_bounded(&P.live_lock, 0); n++) { /* (one try) */
+		if (__atomic_load_n(stop, __ATOMIC_ACQUIRE))
+			return -1;
+		if (n > 64)
+			sys_sched_yield();
+	}
+	return 0;
+}
+
+/* Add the resident bytes of t's ranges to their sites' live_touched.  The
+ * lock is held for a lookup at a time, never across mincore: a program's
+ * mmap or free waits for one range's lookup, not the walk.  A range that
+ * changed while it was measured (unmapped: its unmap counted it; moved,
+ * mapped over) is left out. */
+static int walk(struct rtree *t, const int *stop)
 {
 	struct rnode *n;
-	spin_lock(&live_lock);
-	for (n = rt_first(&live_maps, 0); n; n = rt_next(&live_maps, n))
-		__atomic_fetch_add(&sites[((struct live *)n)->site].touched, resident_bytes(n->start, n->end),
-		                   __ATOMIC_RELAXED);
-	for (n = rt_first(&live_blocks, 0); n; n = rt_next(&live_blocks, n))
-		__atomic_fetch_add(&sites[((struct live *)n)->site].touched, resident_bytes(n->start, n->end),
-		                   __ATOMIC_RELAXED);
-	spin_unlock(&live_lock);
+	uintptr_t s = 0, e = 0;
+	uint32_t site = 0;
+	int have;
+	if (live_lock_or_stop(stop) < 0)
+		return -1;
+	n = rt_first(t, 0);
+	for (;;) {
+		size_t r;
+		have = n != NULL;
+		if (have) {
+			s = n->start;
+			e = n->end;
+			site = ((struct live *)n)->site;
+		}
+		spin_unlock(&P.live_lock);
+		if (!have)
+			return 0;
+		r = resident_bytes(s, e);
+		if (live_lock_or_stop(stop) < 0)
+			return -1;
+		n = rt_first(t, s);
+		if (n && n->start == s && n->end == e && ((struct live *)n)->site == site)
+			P.sites[site].live_touched += r;
+		n = rt_first(t, e);
+	}
+}
+
+int tables_live_touched(const int *stop)
+{
+	unsigned i;
+	for (i = 0; i < P.nsites; i++)
+		P.sites[P.used[i]].live_touched = 0;
+	return walk(&P.live_maps, stop) == 0 && walk(&P.live_blocks, stop) == 0 ? 0 : -1;
 }
 
 void tables_fork_child(void)
@@ -232,16 +357,12 @@ void tables_fork_child(void)
 	unsigned i;
 	/* Counts start afresh (the sizes seen stay); the live ranges are the
 	 * child's too. */
-	for (i = 0; i < nsites; i++) {
-		struct site *s = &sites[used[i]];
+	for (i = 0; i < P.nsites; i++) {
+		struct site *s = &P.sites[P.used[i]];
 #define ZERO(m, key, merge)                                                                                            \
 	if ((merge) == FK_SUM)                                                                                    \
 		s->m = 0;
 		PROFILE_SITE_COUNTS(ZERO)
 #undef ZERO
 	}
-	sites_merged = live_dropped = 0;
-	spin_init(&site_lock);
-	spin_init(&live_lock);
-	spin_init(&drain_lock);
 }

@@ -249,3 +249,117 @@ needs_perf() {
 	# (the signal lands inside the shim's work in most runs: its munmap counts touched pages under the lock)
 	[ "$(grep -l '^count	exit_locked	1$' "$BATS_TEST_TMPDIR"/*.prof | wc -l)" -ge 1 ]
 }
+
+# Finding (issue 19, defects): the mremap wrapper profiled every result as a new anonymous, private, read-write
+# mapping of the mremap call, so --suggest wrote `map = anon private` and `prot = rw` (and recycle) for a
+# read-only file mapping that the program had grown.
+@test "profile: a range moved or grown by mremap keeps its site, kind and protection; no anon/rw rule is suggested for a file mapping (issue 19 mremap)" {
+	needs_no_tsan
+	head -c 2M /dev/urandom >"$BATS_TEST_TMPDIR/data.bin"
+	profile "$BATS_TEST_TMPDIR/p.json" "$PROBE" fileremap 16 1M "$BATS_TEST_TMPDIR/data.bin"
+	[ "$status" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/p.json"
+	pol="$BATS_TEST_TMPDIR/p.policy"
+	cat "$pol"
+	# one site, the mmap's: file, private, read-only; mapped 1 MiB and grown by 1 MiB each time, all read
+	[ "$(jget "$f" "len([s for s in d['sites'] if s['symbol'] == 'site_fileremap'])")" -eq 1 ]
+	[ "$(site "$f" 1048576 kind)" = file,private ]
+	[ "$(site "$f" 1048576 prot)" = r ]
+	[ "$(site "$f" 1048576 maps)" -eq 16 ]
+	[ "$(site "$f" 1048576 unmaps)" -eq 16 ]
+	[ "$(site "$f" 1048576 bytes)" -eq $((32 << 20)) ]
+	[ "$(site "$f" 1048576 touched_bytes)" -ge $((31 << 20)) ]
+	[ "$(site "$f" 1048576 touched_bytes)" -le $((32 << 20)) ]
+	# its rule is for a file mapping; none says anon, or rw
+	grep -q '^map = file$' "$pol"
+	! grep -Eq '^map = anon|^prot = rw' "$pol" || false
+}
+
+# Finding (issue 22 #24, its profile half): a program killed by a signal (a server stopped with SIGTERM, or
+# SIGKILL) never reaches the exit where the shim wrote its profile, so `profile` had nothing to show.
+@test "profile: a program killed by SIGTERM or SIGKILL leaves its profile up to its last snapshot, and the tool says so (issue 22 #24)" {
+	needs_no_tsan
+	for sig in 15 9; do
+		f="$BATS_TEST_TMPDIR/k$sig.json"
+		profile "$f" "$PROBE" killself $sig 1M 60
+		echo "signal $sig: status $status, output $output"
+		echo "$stderr"
+		[ "$status" -eq $((128 + sig)) ]
+		[ "$(kv snapshot "$output")" -eq 1 ] # (a snapshot came after its writes)
+		# its sites and figures
+		[ "$(site "$f" 1048576 symbol)" = map_touch ]
+		[ "$(site "$f" 1048576 maps)" -eq 1 ]
+		[ "$(site "$f" 1048576 touched_bytes)" -eq $((1 << 20)) ]
+		[ "$(jget "$f" "d['program_faults']")" -gt 0 ]
+		if perf_works "$f"; then
+			[ "$(site "$f" 1048576 faults)" -gt 0 ]
+		fi
+		# marked a snapshot, with its time, and said so with the cause
+		[ "$(jget "$f" "d['snapshots']")" -eq 1 ]
+		[ "$(jget "$f" "d['processes'][0]['snapshot']['after_start_s'] >= 1")" = True ]
+		[ "$(jget "$f" "d['processes'][0]['snapshot']['before_end_s'] >= 0")" = True ]
+		grep -Eq "pid [0-9]+ \(pfprobe\) was killed by signal $sig \([A-Za-z]+\): its profile runs up to [0-9.]+ s before its end \(the last snapshot, [0-9.]+ s after its start\)" <<<"$stderr"
+		! grep -q 'no profile was written' <<<"$stderr" || false
+	done
+}
+
+@test "profile: each process of a tree leaves its own snapshot; one killed before its first is named (issue 22 #24)" {
+	needs_no_tsan
+	# a forked child (no exec) killed first, then its parent
+	f="$BATS_TEST_TMPDIR/f.json"
+	profile "$f" "$PROBE" killself 15 1M 60 fork
+	echo "$output"
+	echo "$stderr"
+	[ "$status" -eq 143 ]
+	[ "$(kv child_snapshot "$output")" -eq 1 ]
+	[ "$(jget "$f" "d['snapshots']")" -eq 2 ]
+	[ "$(jget "$f" "sorted(sum(s['maps'] for s in p['sites'] if s['size'] == 1048576) for p in d['processes'])")" = "[1, 1]" ]
+	grep -Eq "pid [0-9]+ \(pfprobe\) ended without writing its profile .*: its profile is the last snapshot" <<<"$stderr"
+	grep -Eq "pid [0-9]+ \(pfprobe\) was killed by signal 15" <<<"$stderr"
+	# killed at once: no snapshot yet, and the tool says why
+	profile "$BATS_TEST_TMPDIR/n.json" "$PROBE" killself 15 1M 0
+	echo "$stderr"
+	[ "$status" -eq 143 ]
+	grep -q "no profile was written: it was killed by signal 15 (Terminated) before its profile's first snapshot" <<<"$stderr"
+}
+
+@test "profile: with perf_event_open refused, a killed program still leaves its mapping-level snapshot (issue 22 #24)" {
+	needs_no_tsan
+	f="$BATS_TEST_TMPDIR/r.json"
+	PREFAULT_TEST_NO_PERF=1 profile "$f" "$PROBE" killself 15 1M 60
+	echo "$stderr"
+	[ "$status" -eq 143 ]
+	[ "$(kv snapshot "$output")" -eq 1 ]
+	grep -q 'fault sampling unavailable' <<<"$stderr"
+	[ "$(site "$f" 1048576 touched_bytes)" -eq $((1 << 20)) ]
+	grep -Eq "pid [0-9]+ \(pfprobe\) was killed by signal 15 \(Terminated\): its profile runs up to" <<<"$stderr"
+}
+
+# The snapshots' and the exit's files are renamed into place: never over a symlink or a file of the user's.
+@test "profile: its snapshots and its exit's file never replace a symlink or a file that is not a profile (issue 22 #24)" {
+	needs_no_tsan
+	d="$BATS_TEST_TMPDIR"
+	echo "the user's notes" >"$d/victim"
+	ln -s "$d/victim" "$d/link"
+	echo "more notes" >"$d/notes"
+	for name in link notes; do
+		# a snapshot's turn (killed after 1.5 s), then an exit's
+		run --separate-stderr env LD_PRELOAD="$SHIM_LD" PREFAULT_PROFILE="$d/$name" PREFAULT_REPORT=none "$PROBE" killself 15 1M 1.5
+		[ "$status" -eq 143 ]
+		[ "$(kv snapshot "$output")" -eq 0 ]
+		run --separate-stderr env LD_PRELOAD="$SHIM_LD" PREFAULT_PROFILE="$d/$name" PREFAULT_REPORT=none "$PROBE" keep 1 1M
+		[ "$status" -eq 0 ]
+	done
+	[ "$(cat "$d/victim")" = "the user's notes" ]
+	[ -L "$d/link" ]
+	[ "$(cat "$d/notes")" = "more notes" ]
+	ls -la "$d"
+	! ls "$d" | grep -Eq '\.(snap|tmp)$' || false
+	# and where it may, it does: a profile replaces an earlier one
+	run --separate-stderr env LD_PRELOAD="$SHIM_LD" PREFAULT_PROFILE="$d/p.prof" PREFAULT_REPORT=none "$PROBE" killself 15 1M 60
+	[ "$(kv snapshot "$output")" -eq 1 ]
+	grep -q '^snapshot	' "$d/p.prof"
+	run --separate-stderr env LD_PRELOAD="$SHIM_LD" PREFAULT_PROFILE="$d/p.prof" PREFAULT_REPORT=none "$PROBE" keep 1 1M
+	! grep -q '^snapshot	' "$d/p.prof" || false
+	tail -n 1 "$d/p.prof" | grep -qx end
+}

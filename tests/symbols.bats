@@ -288,14 +288,14 @@ code_name() {
 		run --separate-stderr "$PF" profile -- /bin/true
 	echo "$stderr"
 	[ "$status" -ne 0 ]
-	grep -q 'a profile of format version 2; this prefault reads version 3' <<<"$stderr"
+	grep -q 'a profile of format version 2; this prefault reads version 4' <<<"$stderr"
 	# a record with the wrong number of fields is named with its line
-	FAKE_PROFILE=$'prefault-profile\t3\nprocess\t1\t0\tx\n\nend\n' PREFAULT_SHIM="$d/oldshim.so" \
+	FAKE_PROFILE=$'prefault-profile\t4\nprocess\t1\t0\tx\n\nend\n' PREFAULT_SHIM="$d/oldshim.so" \
 		run --separate-stderr "$PF" profile -- /bin/true
 	echo "$stderr"
 	grep -q ':2: a "process" record with 3 fields, not 4' <<<"$stderr"
 	# and one that is right is read
-	FAKE_PROFILE=$'prefault-profile\t3\nprocess\t1\t0\tx\t/x\nperf\tok\t-\ncount\tminor\t7\ncount\tshim_faults\t2\nend\n' \
+	FAKE_PROFILE=$'prefault-profile\t4\nprocess\t1\t0\tx\t/x\nperf\tok\t-\ncount\tminor\t7\ncount\tshim_faults\t2\nend\n' \
 		PREFAULT_SHIM="$d/oldshim.so" run --separate-stderr "$PF" profile -o "$d/p.json" -- /bin/true
 	echo "$stderr"
 	[ "$status" -eq 0 ]

@@ -14,13 +14,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-static void print_table(FILE *o, const struct profile *m, int nproc, const char *cmd)
+/* Which processes left only a snapshot, and why; and the program we ran,
+ * if it was killed before its first. */
+static void print_snapshots(FILE *o, const struct profiled *p)
 {
+	int i, root_seen = 0, sig = WIFSIGNALED(p->status) ? WTERMSIG(p->status) : 0;
+	for (i = 0; i < p->nproc; i++) {
+		const struct profile *q = &p->procs[i];
+		int root = q->pid == (long)p->root;
+		root_seen |= root;
+		if (!q->snapshot)
+			continue;
+		if (root && sig)
+			fprintf(o, "  pid %ld (%s) was killed by signal %d (%s): its profile runs up to %.1f s before its end (the "
+			           "last snapshot, %.1f s after its start)\n",
+			        q->pid, tty_str(q->program), sig, strsignal(sig), (double)q->snap_before_end_ns / 1e9,
+			        (double)q->snap_age_ns / 1e9);
+		else
+			fprintf(o, "  pid %ld (%s) ended without writing its profile (killed, or it exec'd a program the shim is "
+			           "not in): its profile is the last snapshot, %.1f s after its start\n",
+			        q->pid, tty_str(q->program), (double)q->snap_age_ns / 1e9);
+	}
+	if (!root_seen && sig)
+		fprintf(o, "  pid %ld, the program, was killed by signal %d (%s) before its profile's first snapshot: its own "
+		           "figures are not here\n",
+		        (long)p->root, sig, strsignal(sig));
+}
+
+static void print_table(FILE *o, const struct profiled *p, const char *cmd)
+{
+	const struct profile *m = &p->merged;
 	size_t i;
 	uint64_t tot = program_sampled(m) ? program_sampled(m) : 1;
-	print_profile_counts(o, m, nproc, cmd);
+	print_profile_counts(o, m, p->nproc, cmd);
+	print_snapshots(o, p);
 	fprintf(o, "\nMapping sites, heaviest first:\n");
 	fprintf(o, "  %8s %6s %6s %6s %10s %8s %-6s %-9s %s\n", "faults", "share", "maps", "unmaps", "mapped", "touched",
 	        "call", "size", "site");
@@ -89,11 +119,17 @@ int cmd_profile(const struct command *self, int argc, char **argv)
 		        p.nproc == 1 ? "" : "s");
 	if (p.nproc == 0) {
 		char why[400];
-		fprintf(stderr, "prefault profile: no profile was written: %s\n", why_no_report(argv[i], p.status, why, sizeof why));
+		if (WIFSIGNALED(p.status)) /* (the cause is known: not the ELF, the set-user-ID bit or the environment) */
+			snprintf(why, sizeof why, "it was killed by signal %d (%s) before its profile's first snapshot (taken %d s "
+			         "after its start, then every %d s while it changes)",
+			         WTERMSIG(p.status), strsignal(WTERMSIG(p.status)), PROFILE_SNAP_S, PROFILE_SNAP_S);
+		else
+			why_no_report(argv[i], p.status, why, sizeof why);
+		fprintf(stderr, "prefault profile: no profile was written: %s\n", why);
 		return rc ? rc : 1;
 	}
 	snprintf(cmd, sizeof cmd, "%s", tty_str(argv[i]));
-	print_table(stderr, &p.merged, p.nproc, cmd);
+	print_table(stderr, &p, cmd);
 	if (out_json && write_profile_json(out_json, &p.merged, p.procs, p.nproc, argv + i, rc) < 0)
 		rc = rc ? rc : 1;
 	if (folded && write_folded(folded, &p.merged) < 0)

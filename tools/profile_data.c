@@ -245,6 +245,7 @@ int load_profile(const char *path, struct profile *p, char *why, size_t cap)
 	memset(p, 0, sizeof *p);
 	memset(&r, 0, sizeof r);
 	p->period = 1;
+	p->snap_before_end_ns = -1;
 	if (!f) {
 		snprintf(why, cap, "%s: %s", path, strerror(errno));
 		return -1;
@@ -279,6 +280,11 @@ int load_profile(const char *path, struct profile *p, char *why, size_t cap)
 			p->ppid = atol(fl[2]);
 			copy(p->program, sizeof p->program, fl[3]);
 			copy(p->exe, sizeof p->exe, fl[4]);
+			break;
+		case REC_snapshot:
+			p->snapshot = 1;
+			number(fl[1], &p->snap_ns);
+			number(fl[2], &p->snap_age_ns);
 			break;
 		case REC_count: {
 			uint64_t v = strtoull(fl[2], NULL, 10);
@@ -418,6 +424,7 @@ void merge_profiles(const struct profile *p, int n, struct profile *m)
 		MERGE(m->f, p[i].f, merge);
 		PROFILE_COUNTS(COUNT)
 #undef COUNT
+		m->snapshot += p[i].snapshot;
 		if (p[i].perf_ok)
 			m->perf_ok = 1;
 		else if (!m->perf_why[0])
@@ -446,6 +453,7 @@ void merge_profiles(const struct profile *p, int n, struct profile *m)
 	}
 	if (!n)
 		m->period = 1;
+	m->snap_before_end_ns = -1;
 }
 
 /* A site as people read it: the symbol, or object and symbol. */

@@ -28,6 +28,13 @@ struct profile {
 	int perf_ok;
 	char perf_why[256];
 	PROFILE_COUNTS(PROFILE_X_MEMBER) /* lib/profile_format.h */
+	/* A snapshot: the process did not reach its exit (killed, or exec'd),
+	 * and its file is the last snapshot the shim wrote of it.  In a merged
+	 * view, how many processes left only a snapshot. */
+	int snapshot;
+	uint64_t snap_ns;        /* when (CLOCK_MONOTONIC) */
+	uint64_t snap_age_ns;    /* how long after the process's start */
+	int64_t snap_before_end_ns; /* how long before its end, where known (the program we ran); -1: unknown */
 	struct psite *sites;
 	size_t nsites;
 	struct pcount *code, *stacks, *other;

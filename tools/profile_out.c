@@ -88,7 +88,7 @@ int write_profile_json(const char *path, const struct profile *m, const struct p
 			fputc(',', f);
 		json_string(f, cmd[i]);
 	}
-	fprintf(f, "],\"exit_status\":%d,\"processes_count\":%d,", status, n);
+	fprintf(f, "],\"exit_status\":%d,\"processes_count\":%d,\"snapshots\":%d,", status, n, m->snapshot);
 	json_common(f, m);
 	fprintf(f, ",\"processes\":[");
 	for (i = 0; i < n; i++) {
@@ -96,6 +96,13 @@ int write_profile_json(const char *path, const struct profile *m, const struct p
 		json_string(f, procs[i].program);
 		fprintf(f, ",\"exe\":");
 		json_string(f, procs[i].exe);
+		if (!procs[i].snapshot)
+			fprintf(f, ",\"snapshot\":null");
+		else if (procs[i].snap_before_end_ns < 0)
+			fprintf(f, ",\"snapshot\":{\"after_start_s\":%.3f,\"before_end_s\":null}", (double)procs[i].snap_age_ns / 1e9);
+		else
+			fprintf(f, ",\"snapshot\":{\"after_start_s\":%.3f,\"before_end_s\":%.3f}", (double)procs[i].snap_age_ns / 1e9,
+			        (double)procs[i].snap_before_end_ns / 1e9);
 		fputc(',', f);
 		json_common(f, &procs[i]);
 		fputc('}', f);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int cmp_site(const void *a, const void *b)
@@ -78,7 +79,9 @@ int profile_program(char **cmd, int fd_in, int fd_out, int fd_err, struct profil
 {
 	struct child_spec cs;
 	struct child_result cr;
+	struct timespec end;
 	char *dir, *spec;
+	int i;
 	memset(p, 0, sizeof *p);
 	if (!find_shim()) {
 		fprintf(stderr, "prefault: cannot find libprefault.so (set PREFAULT_SHIM)\n");
@@ -114,12 +117,19 @@ int profile_program(char **cmd, int fd_in, int fd_out, int fd_err, struct profil
 		errno = e;
 		return -1;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &end); /* (the shim's snapshots are timed on this clock) */
 	p->root = cr.pid;
 	p->status = cr.status;
 	p->exec_errno = cr.exec_errno;
 	p->wall_s = cr.wall_s;
 	if (!cr.exec_errno && load_profiles(dir, &p->procs, &p->nproc) < 0)
 		p->nproc = 0;
+	for (i = 0; i < p->nproc; i++) {
+		struct profile *q = &p->procs[i];
+		uint64_t t = (uint64_t)end.tv_sec * 1000000000u + (uint64_t)end.tv_nsec;
+		if (q->snapshot && q->pid == (long)p->root && t >= q->snap_ns)
+			q->snap_before_end_ns = (int64_t)(t - q->snap_ns);
+	}
 	scratch_clean(dir, 1);
 	free(dir);
 	free(spec);

@@ -147,6 +147,11 @@ long sys_readlink(const char *path, char *buf, size_t n)
 {
 	return sys6(SC_readlinkat, AT_FDCWD, (long)path, (long)buf, (long)n, 0, 0);
 }
+int sys_rename(const char *from, const char *to)
+{
+	return (int)sys6(SC_renameat2, AT_FDCWD, (long)from, AT_FDCWD, (long)to, 0, 0);
+}
+int sys_unlink(const char *path) { return (int)sys6(SC_unlinkat, AT_FDCWD, (long)path, 0, 0, 0, 0); }
 long sys_getcwd(char *buf, size_t n)
 {
 	/* The kernel's length counts the NUL. */

@@ -96,7 +96,7 @@ size_t boot_size(const void *p);
 	X(prlimit64) X(getpid) X(getppid) X(geteuid) X(capget) X(prctl) X(futex)          \
 	X(sched_yield) X(nanosleep) X(rt_sigprocmask) X(rt_sigpending)                    \
 	X(rt_sigtimedwait) X(fadvise64) X(shmctl) X(ioctl) X(perf_event_open) X(sendto)   \
-	X(exit_group) X(clone3)
+	X(exit_group) X(clone3) X(renameat2) X(unlinkat)
 #define PF_SC_ENUM(name) SC_##name,
 enum sc { PF_SYSCALLS(PF_SC_ENUM) SC_COUNT };
 #undef PF_SC_ENUM
@@ -138,6 +138,9 @@ int sys_fstat(int fd, struct stat *st);
 int sys_fstatfs(int fd, struct statfs *st);
 int sys_ftruncate(int fd, off_t len);
 long sys_readlink(const char *path, char *buf, size_t n);
+/* rename(2) and unlink(2), relative to the working directory. */
+int sys_rename(const char *from, const char *to);
+int sys_unlink(const char *path);
 /* The working directory into buf; its length, or -1. */
 long sys_getcwd(char *buf, size_t n);
 int sys_getrlimit(int resource, struct rlimit *rl);

@@ -172,29 +172,34 @@ int os_online_cpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
-long os_read_file(const char *path, char *buf, size_t cap)
+long os_read_fd(int fd, char *buf, size_t cap)
 {
-	int fd = sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
 	size_t len = 0;
-	if (fd < 0)
-		return -1;
 	while (len + 1 < cap) {
 		long n = sys_read(fd, buf + len, cap - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			int e = errno;
-			sys_close(fd);
-			errno = e;
+		if (n < 0)
 			return -1;
-		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
 	}
 	buf[len] = '\0';
-	sys_close(fd);
 	return (long)len;
+}
+
+long os_read_file(const char *path, char *buf, size_t cap)
+{
+	int fd = sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0), e;
+	long n;
+	if (fd < 0)
+		return -1;
+	n = os_read_fd(fd, buf, cap);
+	e = errno;
+	sys_close(fd);
+	errno = e;
+	return n;
 }
 
 static uint64_t parse_u64(const char *s)
@@ -383,31 +388,40 @@ static int is_ours(int fd)
 	return (n >= 8 && !memcmp(head, "prefault", 8)) || (n == (long)sizeof head && !memcmp(head, "{\"prefault\":", 12));
 }
 
-int os_open_report(const char *path)
+/* May the open file be overwritten as a report?  A regular file of ours
+ * with one link on a real file system (a FIFO would block exit, a device or
+ * someone else's file is not ours to overwrite, a hard link could point
+ * anywhere, and a file in /proc or sysfs is a switch), and empty or an
+ * earlier report (`report = notes.txt` must not cost the user their
+ * notes).  0, or -1 with errno (EPERM: not ours; EEXIST: not a report). */
+static int replaceable(int fd, struct stat *st)
 {
-	struct stat st;
 	struct statfs sf;
-	int fd = sys_open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
-	if (fd < 0)
-		return -1;
-	/* Refuse anything but a regular file of ours with one link on a real
-	 * file system: a FIFO would block exit, a device or someone else's file
-	 * is not ours to overwrite, a hard link could point anywhere, and a file
-	 * in /proc or sysfs is a switch. */
-	if (sys_fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != sys_geteuid() || st.st_nlink != 1 ||
+	if (sys_fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_uid != sys_geteuid() || st->st_nlink != 1 ||
 	    sys_fstatfs(fd, &sf) != 0 || pseudo_fs((long)sf.f_type)) {
-		sys_close(fd);
 		errno = EPERM;
 		return -1;
 	}
-	/* A file that is there already is overwritten only if it is an earlier
-	 * report: `report = notes.txt` must not cost the user their notes.
-	 * (A file we just made is empty: ftruncate costs a journal entry.) */
-	if (st.st_size != 0 && !is_ours(fd)) {
-		sys_close(fd);
+	if (st->st_size != 0 && !is_ours(fd)) {
 		errno = EEXIST;
 		return -1;
 	}
+	return 0;
+}
+
+int os_open_report(const char *path)
+{
+	struct stat st;
+	int fd = sys_open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	if (fd < 0)
+		return -1;
+	if (replaceable(fd, &st) != 0) {
+		int e = errno;
+		sys_close(fd);
+		errno = e;
+		return -1;
+	}
+	/* (A file we just made is empty: ftruncate costs a journal entry.) */
 	if (st.st_size != 0 && sys_ftruncate(fd, 0) != 0) {
 		int e = errno;
 		sys_close(fd);
@@ -415,6 +429,29 @@ int os_open_report(const char *path)
 		return -1;
 	}
 	return fd;
+}
+
+int os_replace_report(const char *tmp, const char *path)
+{
+	struct stat st;
+	int fd = sys_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0), e;
+	if (fd >= 0) {
+		int ok = replaceable(fd, &st) == 0;
+		e = errno;
+		sys_close(fd);
+		if (!ok)
+			goto refuse;
+	} else if (errno != ENOENT) { /* a symlink (ELOOP), or unreadable: left as it is */
+		e = errno == ELOOP ? EPERM : errno;
+		goto refuse;
+	}
+	if (sys_rename(tmp, path) == 0)
+		return 0;
+	e = errno;
+refuse:
+	sys_unlink(tmp);
+	errno = e;
+	return -1;
 }
 
 void os_fd_identity(int fd, struct fdid *id)

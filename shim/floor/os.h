@@ -47,6 +47,8 @@ int os_large_pages_possible(size_t len, int advised);
 /* Read up to cap-1 bytes of a (small, /proc-like) file; NUL-terminated.
  * Returns the length, or -1 with errno set. */
 long os_read_file(const char *path, char *buf, size_t cap);
+/* The same, from an open file (left open). */
+long os_read_fd(int fd, char *buf, size_t cap);
 /* MemAvailable in bytes, 0 if unknown. */
 uint64_t os_mem_available(void);
 /* Find the memory cgroup's files (v2 memory.max, or v1 limit_in_bytes) for
@@ -68,6 +70,11 @@ uint64_t os_cgroup_room(void);
  * the user's).  Returns an fd or -1 with errno set (EPERM: refused; EEXIST:
  * a file that is not a report). */
 int os_open_report(const char *path);
+/* Put the file tmp (made with os_open_report and written) in the place of
+ * path, whole, by rename: only if path is absent or would be accepted by
+ * os_open_report (a symlink there is refused, never followed or replaced).
+ * 0, or -1 with errno (tmp is then removed). */
+int os_replace_report(const char *tmp, const char *path);
 /* Nonzero for a set-user-ID / set-group-ID / capability-raising exec. */
 int os_secure(void);
 

@@ -74,6 +74,18 @@
  *   forkfault N           one thread faulting without pause (map, write every
  *                         page, unmap) while the main thread forks N times
  *   term SIZE             map SIZE and spin until killed
+ *   fileremap N SIZE PATH N times: map SIZE of PATH (2 x SIZE long or more)
+ *                         read-only and private, read every page, grow it to
+ *                         2 x SIZE with mremap (it may move), read every page
+ *                         again, unmap
+ *   killself SIG SIZE S [fork]  map and write SIZE, then wait (up to S
+ *                         seconds, writing a page of another mapping every
+ *                         20 ms) for a profile snapshot taken after that
+ *                         (the file PREFAULT_PROFILE names, %p its pid: its
+ *                         "snapshot" record's CLOCK_MONOTONIC time), and
+ *                         kill itself with signal SIG: snapshot=1 (or 0: none
+ *                         came).  fork: a forked child does it first (the
+ *                         parent waits for it): child_snapshot=
  *   burn MS               MS ms of arithmetic, no memory to speak of
  *   fail CODE             map and touch 4 MiB, then exit CODE
  *   stack KB              a new thread's first call uses KB of stack: faults=
@@ -1085,6 +1097,118 @@ static int m_term(int argc UNUSED, char **argv UNUSED)
 	return 0; /* (never: a signal ends it) */
 }
 
+__attribute__((noinline)) int site_fileremap(int fd, size_t size)
+{
+	volatile char *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0), *q;
+	static volatile long sum;
+	size_t i;
+	if (p == MAP_FAILED)
+		return -1;
+	for (i = 0; i < size; i += pg)
+		sum += p[i];
+	q = mremap((void *)p, size, 2 * size, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED)
+		return -1;
+	for (i = 0; i < 2 * size; i += pg)
+		sum += q[i];
+	munmap((void *)q, 2 * size);
+	return 0;
+}
+
+static int m_fileremap(int argc UNUSED, char **argv UNUSED)
+{
+	int n = atoi(argv[2]), i, fd = open(argv[4], O_RDONLY), bad = 0;
+	size_t size = parse_size(argv[3]);
+	if (fd < 0) {
+		perror(argv[4]);
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		bad += site_fileremap(fd, size) < 0;
+	close(fd);
+	printf("remapped=%d\n", n - bad);
+	return bad != 0;
+}
+
+__attribute__((noinline)) void *site_killself(size_t size) { return map_touch(size); }
+
+/* The profile file of this process, from PREFAULT_PROFILE's template
+ * (%p: the pid; %% a '%'). */
+static void profile_path(char *out, size_t cap)
+{
+	const char *t = getenv("PREFAULT_PROFILE");
+	size_t k = 0;
+	for (; t && *t && k + 24 < cap; t++) {
+		if (t[0] == '%' && t[1] == 'p') {
+			k += (size_t)snprintf(out + k, cap - k, "%d", (int)getpid());
+			t++;
+		} else if (t[0] == '%' && t[1] == '%') {
+			out[k++] = '%';
+			t++;
+		} else {
+			out[k++] = *t;
+		}
+	}
+	out[k] = '\0';
+}
+
+/* The CLOCK_MONOTONIC time (ns) of the profile snapshot in path, or 0. */
+static unsigned long long snapshot_ns(const char *path)
+{
+	char buf[8192], *p;
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	p = strstr(buf, "\nsnapshot\t");
+	return p ? strtoull(p + 10, NULL, 10) : 0;
+}
+
+static int m_killself(int argc, char **argv)
+{
+	int sig = atoi(argv[2]), waited, got = 0;
+	size_t size = parse_size(argv[3]), spare = 16 << 20;
+	double limit = atof(argv[4]);
+	char path[4096], *more;
+	struct timespec t0;
+	unsigned long long after;
+	if (argc > 5 && !strcmp(argv[5], "fork")) {
+		int fds[2], ws;
+		char buf[64] = "";
+		pid_t c;
+		if (pipe(fds) != 0 || (c = fork()) < 0)
+			return 1;
+		if (c == 0) {
+			dup2(fds[1], 1);
+			close(fds[0]);
+			argv[5] = "";
+			return m_killself(5, argv);
+		}
+		close(fds[1]);
+		if (read(fds[0], buf, sizeof buf - 1) < 0)
+			buf[0] = '\0';
+		waitpid(c, &ws, 0);
+		printf("child_%s", buf);
+	}
+	site_killself(size);
+	profile_path(path, sizeof path);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	after = (unsigned long long)t0.tv_sec * 1000000000ull + (unsigned long long)t0.tv_nsec;
+	more = mmap(NULL, spare, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (waited = 0; waited * 0.02 < limit && (size_t)waited * pg < spare; waited++) {
+		if (path[0] && snapshot_ns(path) > after) {
+			got = 1;
+			break;
+		}
+		more[(size_t)waited * pg] = 1; /* something new for the next snapshot */
+		usleep(20000);
+	}
+	printf("snapshot=%d\n", got);
+	kill(getpid(), sig);
+	return 3; /* (a signal whose default is to go on) */
+}
+
 static int m_burn(int argc UNUSED, char **argv UNUSED)
 {
 	burn_ms(atof(argv[2]));
@@ -1213,6 +1337,8 @@ static const struct command {
 	{ "spawnbusy", 4, m_spawnbusy },
 	{ "forkfault", 3, m_forkfault },
 	{ "term", 3, m_term },
+	{ "fileremap", 5, m_fileremap },
+	{ "killself", 5, m_killself },
 	{ "burn", 3, m_burn },
 	{ "fail", 3, m_fail },
 	{ "reclaim", 2, m_reclaim },
