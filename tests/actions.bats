@@ -104,6 +104,7 @@ load helpers
 }
 
 @test "hugepage with populate: the mapping is backed by huge pages (AnonHugePages)" {
+	unset PFPROBE_SMALL_PAGES
 	grep -q '\[never\]' /sys/kernel/mm/transparent_hugepage/enabled && skip "THP disabled on this machine"
 	pol=$(policy h <<<$'[rule r]\nsize = >=8M\naction = hugepage populate')
 	run --separate-stderr shimmed "$pol" "$PROBE" thp 16M

@@ -19,6 +19,7 @@ build_fill() { # DIR
 	{
 		size_t n = (size_t)atoi(argc > 1 ? argv[1] : "64") << 20;
 		char *p = mmap(0, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		madvise(p, n, MADV_NOHUGEPAGE); /* (small pages whatever the THP mode) */
 		fill_static(p, n);
 		return 0;
 	}

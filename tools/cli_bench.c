@@ -9,7 +9,9 @@
  * 4 KiB page, the factor over first touch, and the minor faults taken.
  * Phases run in rotating order each round, each twice with the second
  * measured; medians of the rounds.  This runs without the shim: it measures
- * the kernel (and the machine).
+ * the kernel (and the machine).  The rows without huge pages get small
+ * pages even where THP is "always" (RHEL's default), which would otherwise
+ * give every row huge pages: PR_SET_THP_DISABLE for those phases.
  */
 #include "cli.h"
 #include "fmt.h"
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -107,6 +110,7 @@ static struct res phase(int ph, size_t size, size_t pg)
 	long f0 = faults();
 	char *p = NULL;
 	double pages = (double)size / 4096;
+	prctl(PR_SET_THP_DISABLE, ph != P_HUGE && ph != P_HUGE_THREADS, 0, 0, 0);
 	t0 = now_ns();
 	switch (ph) {
 	case P_FIRST:
