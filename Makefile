@@ -58,7 +58,8 @@ CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.
            tools/options.c tools/fmt.c tools/spread.c tools/libc_io.c tools/elfread.c tools/demangle.c tools/xz.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
           $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
-          $(BUILD)/probes/libcount.so $(BUILD)/probes/costprobe $(BUILD)/probes/libfwd.so
+          $(BUILD)/probes/libcount.so $(BUILD)/probes/costprobe $(BUILD)/probes/libfwd.so \
+          $(BUILD)/probes/liblockalloc.so
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
 # run, profile and trial: the program as our child, and its reports read back

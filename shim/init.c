@@ -470,6 +470,22 @@ void shim_sandboxed(void)
 	__atomic_store_n(&shim_state, SHIM_PASS, __ATOMIC_RELEASE);
 }
 
+/* Threads the policy may start later from a wrapper get their stacks now,
+ * outside any allocator's lock (glue_warm). */
+static void warm_helpers(void)
+{
+	unsigned threads = 0;
+	int i, bg = 0;
+	for (i = 0; S.have_policy && i < g_pol.nrules; i++) {
+		bg |= (g_pol.rules[i].actions & A_BACKGROUND) != 0;
+		if (g_pol.rules[i].threads > threads)
+			threads = g_pol.rules[i].threads;
+	}
+	if (bg)
+		worker_warm();
+	pool_warm(threads);
+}
+
 __attribute__((constructor)) static void shim_ctor(void)
 {
 	struct guard g;
@@ -479,6 +495,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 	g = guard_enter();
 	stats_thread_init();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	warm_helpers();
 	if (profiling) { /* the main thread's fault event, and the reader */
 		profile_thread_start();
 		profile_tick();

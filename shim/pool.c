@@ -126,6 +126,17 @@ int pool_populate(uintptr_t start, size_t len, int advice, unsigned threads, uin
 	return r;
 }
 
+void pool_warm(unsigned threads)
+{
+	unsigned n = threads, cpus = (unsigned)os_online_cpus();
+	if (n > cpus)
+		n = cpus;
+	if (n > MAX_HELPERS + 1)
+		n = MAX_HELPERS + 1;
+	if (n > 1)
+		glue_warm((int)n - 1, STACK);
+}
+
 void pool_atfork(int who)
 {
 	if (who == FORK_CHILD) {

@@ -9,4 +9,7 @@
  * adds the helpers' faults to *helper_faults. */
 int pool_populate(uintptr_t start, size_t len, int advice, unsigned threads, uint64_t *helper_faults);
 void pool_atfork(int who);
+/* From the constructor, for the largest `threads = N` of the policy: see
+ * glue_warm. */
+void pool_warm(unsigned threads);
 #endif

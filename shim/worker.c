@@ -309,6 +309,8 @@ int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advi
 	return 0;
 }
 
+void worker_warm(void) { glue_warm(S.want_workers, STACK); }
+
 void worker_cancel(uintptr_t a, size_t len)
 {
 	uintptr_t b = a + len;

@@ -15,4 +15,6 @@ void worker_cancel(uintptr_t start, size_t len);
 /* What is still queued for rule (for the report: see spin_lock_bounded). */
 uint64_t worker_left_bytes(int rule, int may_wait);
 void worker_atfork(int who);
+/* From the constructor, when a rule may queue work: see glue_warm. */
+void worker_warm(void);
 #endif

@@ -261,6 +261,31 @@ static void *const boot_stub[E_COUNT] = {
 
 static TLS int in_dlsym;
 
+/* Entries some C libraries lack (mseal before glibc 2.41, _Fork before 2.34,
+ * pkey_mprotect and mlock2 before 2.27).  dlsym reports a missing symbol by
+ * building an error message with malloc, and the first resolution can run
+ * inside another allocator's start-up, under its lock (jemalloc preloaded
+ * before the shim maps its first chunk while holding its init mutex; its
+ * malloc then waits on itself).  So these are looked up alone, on their own
+ * first call, never in the bulk resolution. */
+static const unsigned char late[E_COUNT] = {
+	[E_mseal] = 1, [E__Fork] = 1, [E_pkey_mprotect] = 1, [E_mlock2] = 1,
+};
+static unsigned char late_done[E_COUNT];
+
+static void *resolve_late(enum entry e)
+{
+	void *f;
+	if (in_dlsym)
+		return NULL;
+	in_dlsym = 1;
+	f = dlsym(RTLD_NEXT, entry_names[e]);
+	in_dlsym = 0;
+	__atomic_store_n(&glue_next[e], f, __ATOMIC_RELAXED);
+	__atomic_store_n(&late_done[e], 1, __ATOMIC_RELEASE);
+	return f;
+}
+
 /* Resolve every entry once.  A second thread arriving mid-resolution looks
  * up just the symbol it needs instead of waiting: waiting could deadlock
  * against the loader lock. */
@@ -270,6 +295,8 @@ void *glue_resolve(enum entry e)
 	void *p;
 	if (__atomic_load_n(&S.resolve_state, __ATOMIC_ACQUIRE) == 2) {
 		p = __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED);
+		if (!p && late[e] && !__atomic_load_n(&late_done[e], __ATOMIC_ACQUIRE))
+			return resolve_late(e);
 		return p == boot_stub[e] ? NULL : p;
 	}
 	if (in_dlsym)
@@ -278,7 +305,10 @@ void *glue_resolve(enum entry e)
 	if (__atomic_compare_exchange_n(&S.resolve_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		int i;
 		for (i = 0; i < E_COUNT; i++) {
-			void *f = dlsym(RTLD_NEXT, entry_names[i]);
+			void *f;
+			if (late[i])
+				continue;
+			f = dlsym(RTLD_NEXT, entry_names[i]);
 			/* A missing definition leaves a malloc-family stub in place
 			 * (it then answers from the arena); others read NULL. */
 			if (f || !boot_stub[i])
@@ -292,6 +322,8 @@ void *glue_resolve(enum entry e)
 		p = dlsym(RTLD_NEXT, entry_names[e]);
 	}
 	in_dlsym = 0;
+	if (!p && late[e] && !__atomic_load_n(&late_done[e], __ATOMIC_ACQUIRE))
+		return resolve_late(e); /* (the bulk resolution skipped it) */
 	return p;
 }
 
@@ -411,6 +443,20 @@ void glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_
 			return;
 		}
 	}
+}
+
+static void *warm_main(void *arg) { return arg; }
+
+void glue_warm(int n, size_t stack)
+{
+	int i, h;
+	for (i = 0; i < n; i++)
+		if (glue_spawn(warm_main, NULL, stack, NULL) != 0)
+			break;
+	/* helper_main wakes S.helpers when it reaches 0; the stack goes back to
+	 * the cache a moment after, when the kernel clears the thread's id. */
+	for (i = 0; i < 20 && (h = __atomic_load_n(&S.helpers, __ATOMIC_ACQUIRE)) != 0; i++)
+		glue_wait((uint32_t *)&S.helpers, (uint32_t)h, 5 * 1000 * 1000);
 }
 
 int glue_leaving(void) { return __atomic_load_n(&S.leaving, __ATOMIC_ACQUIRE) != 0; }
