@@ -268,14 +268,32 @@ static int cg_mount(int v2, char *out, size_t cap)
 
 static void cgroup_find(void);
 
+/* A thread arriving while another finds the cgroup waits for it, a bounded
+ * time (cgroup_find is a dozen small reads): answering "unknown" at once
+ * made the first mappings of a program whose threads start together go
+ * unprefaulted, reported as a spent budget.  Never from the finding thread
+ * itself (a signal handler that interrupted it), and never long: the finder
+ * may be stopped, cancelled, or not exist (a fork child, which resets). */
+static TLS int cg_finding;
+#define CG_WAIT_NS (20u * 1000 * 1000)
+
 int os_cgroup_init(void)
 {
 	int expect = 0;
+	uint64_t until;
 	if (__atomic_load_n(&S.cg_state, __ATOMIC_ACQUIRE) == 2)
 		return 1;
-	if (!__atomic_compare_exchange_n(&S.cg_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return 0;
+	if (!__atomic_compare_exchange_n(&S.cg_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (cg_finding)
+			return 0;
+		until = os_coarse_ns() + CG_WAIT_NS;
+		while (__atomic_load_n(&S.cg_state, __ATOMIC_ACQUIRE) == 1 && os_coarse_ns() < until)
+			sys_sched_yield();
+		return __atomic_load_n(&S.cg_state, __ATOMIC_ACQUIRE) == 2;
+	}
+	cg_finding = 1;
 	cgroup_find();
+	cg_finding = 0;
 	__atomic_store_n(&S.cg_state, 2, __ATOMIC_RELEASE);
 	return 1;
 }
