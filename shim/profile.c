@@ -267,8 +267,13 @@ void profile_tick(void)
 {
 	/* The reader thread starts on first need, in each process (where
 	 * perf_event_open is refused too: its snapshots are all a killed
-	 * process leaves). */
-	if (__atomic_load_n(&P.my.reader_running, __ATOMIC_ACQUIRE) || __atomic_load_n(&P.my.final, __ATOMIC_ACQUIRE))
+	 * process leaves), but never before a thread has tried its event:
+	 * the window the counts add up in opens with the first event, and the
+	 * reader's faults and its start's, counted as the shim's, must fall in
+	 * it.  (A program mapping before our constructor ran, as ASan's runtime
+	 * does, would otherwise start it first.) */
+	if (__atomic_load_n(&P.my.reader_running, __ATOMIC_ACQUIRE) || __atomic_load_n(&P.my.final, __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&P.my.event_tried, __ATOMIC_ACQUIRE))
 		return;
 	if (__atomic_exchange_n(&P.my.reader_running, 1, __ATOMIC_ACQUIRE))
 		return;

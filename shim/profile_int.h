@@ -93,6 +93,7 @@ struct profile_state {
 		int perf_ok;        /* 1: an event opened; else perf_errno says why not */
 		int perf_errno;
 		int window_open;        /* the first event of this process is open */
+		int event_tried;        /* a thread here has tried to open its event */
 		struct faults win0;     /* the process's faults then */
 		uint64_t own_measured;  /* the shim's own faults outside the samples */
 		uint64_t reader_faults; /* the reader thread's (RUSAGE_THREAD), drain_lock held */

@@ -299,15 +299,26 @@ int sample_fd_high(int fd)
 	return nfd;
 }
 
+static void thread_event(void);
+
 void profile_thread_start(void)
+{
+	if (!profiling)
+		return;
+	thread_event();
+	/* From now on the reader may start: its faults and its start's are
+	 * counted as the shim's, inside the window (which opened with the
+	 * event, if it did). */
+	__atomic_store_n(&P.my.event_tried, 1, __ATOMIC_RELEASE);
+}
+
+static void thread_event(void)
 {
 	struct faults at = { 0, 0 };
 	struct perf_event_attr a;
 	int fd, i;
 	uint64_t id = 0;
 	void *ring;
-	if (!profiling)
-		return;
 	if (P.no_perf) {
 		P.my.perf_ok = 0;
 		P.my.perf_errno = EACCES;
