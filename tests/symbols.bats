@@ -257,7 +257,8 @@ code_name() {
 @test "profile: a library that maps before the shim's constructor: the counts still add up (issue 22 #26)" {
 	needs_no_tsan
 	for cmd in /bin/true "$PROBE keep 1 4M"; do
-		LD_PRELOAD="$STACKLIB" run --separate-stderr "$PF" profile -o "$BATS_TEST_TMPDIR/p.json" -- $cmd
+		# (a sanitizer's runtime stays first: the tool is built with it too)
+		LD_PRELOAD="${SAN_RT:+$SAN_RT:}$STACKLIB" run --separate-stderr "$PF" profile -o "$BATS_TEST_TMPDIR/p.json" -- $cmd
 		echo "$cmd: $stderr" | head -n 3
 		[ "$status" -eq 0 ]
 		f="$BATS_TEST_TMPDIR/p.json"
