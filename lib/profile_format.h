@@ -68,14 +68,17 @@
  * sampled = the program's samples + in_shim, and faults counts every fault
  * of the process while its events were open, the shim's own included
  * (shim_faults: its tables, sampled, plus its threads' and its thread
- * starts', measured). */
+ * starts', measured).  lost is worked out from each event's own count (its
+ * faults, less those its samples read stood for): the kernel's notice of
+ * a loss comes only once the ring has room again, never after the last
+ * drain. */
 #define PROFILE_COUNTS(X)                                                                                              \
 	X(minor, "faults.minor", FK_SUM)                                                                          \
 	X(major, "faults.major", FK_SUM)                                                                          \
 	X(shim_faults, "faults.shim", FK_SUM)                                                                     \
 	X(period, "period", FK_FIRST)                                                                             \
 	X(sampled, "sampled", FK_SUM)                                                                             \
-	X(lost, "lost", FK_SUM)                                                                                   \
+	X(lost, "lost", FK_SUM) /* faults whose samples a full ring dropped, or the exit left unread */           \
 	X(unattributed, "outside_sites", FK_SUM)                                                                  \
 	X(in_shim, "in_shim", FK_SUM)                                                                             \
 	X(unsampled_threads, "limits.unsampled_threads", FK_SUM)                                                  \

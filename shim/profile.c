@@ -45,6 +45,7 @@ void profile_init(const struct settings *set, const char *program, const char *e
 	if (!P.sites)
 		return;
 	sample_init(set->profile_period, set->test_no_perf != NULL);
+	P.no_reader = set->test_no_reader != NULL;
 	memcpy(P.path_tmpl, tmpl, n + 1);
 	P.program = program;
 	P.exe = exe;
@@ -205,7 +206,7 @@ static void snapshot(void)
 		return; /* (the exit is writing) */
 	if (!__atomic_load_n(&P.my.final, __ATOMIC_ACQUIRE) && tables_live_touched(&P.my.final) == 0) {
 		spin_lock(&P.drain_lock);
-		sample_drain_locked();
+		sample_drain_locked(1);
 		sample_reader_count();
 		/* Each side sets its flag, then reads the other's: either this
 		 * snapshot sees the exit and stops, or the exit sees it writing
@@ -249,7 +250,7 @@ static void *reader_main(void *arg)
 		if (glue_leaving() || sys_getpid() != mine)
 			break;
 		spin_lock(&P.drain_lock);
-		sample_drain_locked();
+		sample_drain_locked(0);
 		sample_reader_count();
 		ch = changes();
 		spin_unlock(&P.drain_lock);
@@ -267,8 +268,13 @@ void profile_tick(void)
 {
 	/* The reader thread starts on first need, in each process (where
 	 * perf_event_open is refused too: its snapshots are all a killed
-	 * process leaves). */
-	if (__atomic_load_n(&P.my.reader_running, __ATOMIC_ACQUIRE) || __atomic_load_n(&P.my.final, __ATOMIC_ACQUIRE))
+	 * process leaves), but never before a thread has tried its event:
+	 * the window the counts add up in opens with the first event, and the
+	 * reader's faults and its start's, counted as the shim's, must fall in
+	 * it.  (A program mapping before our constructor ran, as ASan's runtime
+	 * does, would otherwise start it first.) */
+	if (__atomic_load_n(&P.my.reader_running, __ATOMIC_ACQUIRE) || __atomic_load_n(&P.my.final, __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&P.my.event_tried, __ATOMIC_ACQUIRE) || P.no_reader)
 		return;
 	if (__atomic_exchange_n(&P.my.reader_running, 1, __ATOMIC_ACQUIRE))
 		return;
@@ -310,7 +316,7 @@ void profile_finish(int may_wait)
 	c.exit_locked = !(wr && drain && live);
 	sample_stop_all(&c);
 	if (drain && live)
-		sample_drain_locked();
+		sample_drain_locked(0);
 	sample_close_all(drain && live);
 	live = wr && live && tables_live_touched(NULL) == 0;
 	(void)write_file(&c, 0, live);

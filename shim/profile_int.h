@@ -56,6 +56,7 @@ struct profile_state {
 	/* Set at start; a fork child keeps them. */
 	uint64_t period;   /* one sample every period faults */
 	int no_perf;       /* the refused path, for tests */
+	int no_reader;     /* no reader thread (a test's late reader: full rings) */
 	int fd_cap;        /* the most events we allow ourselves */
 	int thr_key_ok;
 	pthread_key_t thr_key;     /* a thread's event slot, freed at its exit */
@@ -84,8 +85,11 @@ struct profile_state {
 	struct profile_proc {
 		pid_t pid;
 		uint64_t sites_merged, live_dropped;
-		/* samples and where they went (drain_lock held) */
-		uint64_t samples, lost, unattributed, in_shim;
+		/* samples and where they went (drain_lock held); lost: the
+		 * faults that samples the rings dropped (or the exit could not
+		 * read) stood for, of the events closed; lost_live: of those
+		 * still open, as the last snapshot's drain counted them */
+		uint64_t samples, lost, lost_live, unattributed, in_shim;
 		uint64_t dropped_ips, dropped_stacks, dropped_others;
 		uint64_t unsampled; /* threads without an event (fd share, table, or refused) */
 		int nfds;           /* our open events */
@@ -93,6 +97,7 @@ struct profile_state {
 		int perf_ok;        /* 1: an event opened; else perf_errno says why not */
 		int perf_errno;
 		int window_open;        /* the first event of this process is open */
+		int event_tried;        /* a thread here has tried to open its event */
 		struct faults win0;     /* the process's faults then */
 		uint64_t own_measured;  /* the shim's own faults outside the samples */
 		uint64_t reader_faults; /* the reader thread's (RUSAGE_THREAD), drain_lock held */
@@ -172,9 +177,11 @@ int sample_fd_high(int fd);
 /* The reader thread's own faults so far, into P.my.reader_faults
  * (drain_lock held): all the shim's. */
 void sample_reader_count(void);
-/* Drain every ring, with drain_lock held; then close every event (exit),
- * draining what is left first if drain (which takes live_lock). */
-void sample_drain_locked(void);
+/* Drain every ring, with drain_lock held (count_lost: and count what the
+ * open events lost so far, for a snapshot: two system calls an event);
+ * then close every event (exit), draining what is left first if drain
+ * (which takes live_lock). */
+void sample_drain_locked(int count_lost);
 void sample_close_all(int drain);
 struct sbuf;
 /* The perf, object, code, stack and other records; the sampling counts into c. */

@@ -68,6 +68,9 @@ struct pthr {
 	int fd, used;  /* used: 0 free, 2 filling, 1 live */
 	uint64_t id;   /* PERF_EVENT_IOC_ID: the event's identity */
 	struct perf_event_mmap_page *ring;
+	/* Samples read from its ring, and lost as the kernel's
+	 * PERF_RECORD_LOST records said (drain_lock held). */
+	uint64_t got, lost_said;
 };
 
 /* The events' slots (P.my.thr_hi: one past the highest used here; the
@@ -225,28 +228,67 @@ static void drain_one(struct pthr *t)
 			memcpy(rec, data + off, size - off);
 			memcpy((char *)rec + (size - off), data, n - (size - off));
 		}
-		if (h.type == PERF_RECORD_SAMPLE)
+		if (h.type == PERF_RECORD_SAMPLE) {
+			t->got++;
 			one_sample(rec + 1, (n - sizeof h) / 8);
-		else if (h.type == PERF_RECORD_LOST && n >= sizeof h + 16)
-			P.my.lost += rec[2];
+		} else if (h.type == PERF_RECORD_LOST && n >= sizeof h + 16) {
+			t->lost_said += rec[2];
+		}
 		tail += h.size;
 	}
 	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-void sample_drain_locked(void)
+/* ---- lost samples ----
+ * A full ring drops samples, and the kernel says so only in a
+ * PERF_RECORD_LOST it writes once there is room again: never, for the
+ * samples dropped before the last drain at exit.  So each event's loss is
+ * worked out from its own count (read() on its fd: the faults it counted
+ * while enabled, one sample taken every period): the samples it took,
+ * less those read from its ring (never less than its LOST records said). */
+
+static int still_ours(int fd, uint64_t id);
+static int event_ctl(const struct pthr *t, unsigned long op);
+
+/* The samples slot t's event has taken so far, or -1 if unknown (the fd
+ * is no longer our event, or the count cannot be read). */
+static int64_t slot_taken(const struct pthr *t)
 {
+	uint64_t n = 0;
+	if (!still_ours(t->fd, t->id) || sys_read(t->fd, &n, sizeof n) != (long)sizeof n)
+		return -1;
+	return (int64_t)(n / P.period);
+}
+
+/* Its lost samples, given what it had taken (drain_lock held). */
+static uint64_t slot_lost(const struct pthr *t, int64_t taken)
+{
+	uint64_t by_count = taken > 0 && (uint64_t)taken > t->got ? (uint64_t)taken - t->got : 0;
+	return by_count > t->lost_said ? by_count : t->lost_said;
+}
+
+void sample_drain_locked(int count_lost)
+{
+	uint64_t lost = 0;
 	int i;
 	if (P.my.finished)
 		return;
-	for (i = 0; i < slots_hi(); i++)
-		if (__atomic_load_n(&thr[i].used, __ATOMIC_ACQUIRE) == 1)
-			drain_one(&thr[i]);
+	for (i = 0; i < slots_hi(); i++) {
+		struct pthr *t = &thr[i];
+		int64_t taken;
+		if (__atomic_load_n(&t->used, __ATOMIC_ACQUIRE) != 1)
+			continue;
+		/* (the count before the drain: what it took then has been read
+		 * by the drain's end, or was dropped) */
+		taken = count_lost ? slot_taken(t) : -1;
+		drain_one(t);
+		lost += count_lost ? slot_lost(t, taken) : 0;
+	}
+	if (count_lost)
+		P.my.lost_live = lost * P.period;
 }
 
 /* ---- events ---- */
-
-static int still_ours(int fd, uint64_t id);
 
 /* Close fd only if it still is the event we opened. */
 static void close_ours(int fd, uint64_t id)
@@ -256,13 +298,15 @@ static void close_ours(int fd, uint64_t id)
 }
 
 /* Free a slot's ring and event (drain_lock held), draining it first if
- * drain. */
+ * drain (the event stopped: nothing lands after the drain), and count
+ * what it lost (not drained: what its ring holds is lost too). */
 static void release_slot(struct pthr *t, int drain)
 {
 	if (__atomic_load_n(&t->used, __ATOMIC_ACQUIRE) != 1)
 		return;
 	if (drain)
 		drain_one(t);
+	P.my.lost += slot_lost(t, slot_taken(t)) * P.period;
 	sys_munmap(t->ring, (RING_PAGES + 1) * page_size);
 	close_ours(t->fd, t->id);
 	__atomic_sub_fetch(&P.my.nfds, 1, __ATOMIC_RELAXED);
@@ -274,6 +318,10 @@ static void thread_gone(void *slot)
 	struct pthr *t = slot;
 	struct guard g = guard_enter();
 	spin_lock(&P.drain_lock);
+	/* (its faults from here to its end are not sampled: what it took
+	 * is all read or lost when its ring is freed) */
+	if (__atomic_load_n(&t->used, __ATOMIC_ACQUIRE) == 1)
+		event_ctl(t, PERF_EVENT_IOC_DISABLE);
 	release_slot(t, 1);
 	spin_unlock(&P.drain_lock);
 	guard_leave(g);
@@ -284,6 +332,7 @@ void sample_close_all(int drain)
 	int i;
 	for (i = 0; i < slots_hi(); i++)
 		release_slot(&thr[i], drain);
+	P.my.lost_live = 0; /* (all in lost now) */
 	P.my.finished = 1;
 }
 
@@ -299,15 +348,26 @@ int sample_fd_high(int fd)
 	return nfd;
 }
 
+static void thread_event(void);
+
 void profile_thread_start(void)
+{
+	if (!profiling)
+		return;
+	thread_event();
+	/* From now on the reader may start: its faults and its start's are
+	 * counted as the shim's, inside the window (which opened with the
+	 * event, if it did). */
+	__atomic_store_n(&P.my.event_tried, 1, __ATOMIC_RELEASE);
+}
+
+static void thread_event(void)
 {
 	struct faults at = { 0, 0 };
 	struct perf_event_attr a;
 	int fd, i;
 	uint64_t id = 0;
 	void *ring;
-	if (!profiling)
-		return;
 	if (P.no_perf) {
 		P.my.perf_ok = 0;
 		P.my.perf_errno = EACCES;
@@ -359,6 +419,7 @@ void profile_thread_start(void)
 			thr[i].fd = fd;
 			thr[i].id = id;
 			thr[i].ring = ring;
+			thr[i].got = thr[i].lost_said = 0;
 			__atomic_store_n(&thr[i].used, 1, __ATOMIC_RELEASE);
 			P.my.perf_ok = 1;
 			if (!__atomic_load_n(&P.my.window_open, __ATOMIC_ACQUIRE) &&
@@ -587,7 +648,7 @@ void sample_write(struct sbuf *sb, struct profile_counts *c)
 	sb_chr(sb, '\n');
 	c->period = P.period;
 	c->sampled = P.my.samples;
-	c->lost = P.my.lost;
+	c->lost = P.my.lost + P.my.lost_live;
 	c->unattributed = P.my.unattributed;
 	c->in_shim = P.my.in_shim;
 	c->shim_faults += P.my.in_shim;

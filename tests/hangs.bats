@@ -36,7 +36,16 @@ pop_policy() {
 
 @test "malloc with a cancellation pending returns, and threads in asynchronous cancellation leave no lock held (issue 22 #2)" {
 	plain=$(timeout 30 "$H3/cancelmalloc")
-	run --separate-stderr timeout 30 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$(pop_policy)" PREFAULT_REPORT=none "$H3/cancelmalloc"
+	# ASan cannot follow an asynchronous cancellation: the frames of
+	# instrumented code (the shim's wrappers) the cancelled thread was in
+	# stay poisoned, and at the thread's end its runtime, before it clears
+	# the stack's shadow, reports its own sigaltstack call on that stack
+	# (google/sanitizers#1399; an ASan-built program alone does it too).
+	# Without its alternate signal stack it has no such call; the shim's
+	# locks are still tested.
+	local asan="${ASAN_OPTIONS:-}"
+	[ "${PREFAULT_SANITIZER:-}" != address ] || asan="${asan:+$asan:}use_sigaltstack=0"
+	run --separate-stderr timeout 30 env ${asan:+ASAN_OPTIONS="$asan"} LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$(pop_policy)" PREFAULT_REPORT=none "$H3/cancelmalloc"
 	echo "without: $plain"
 	echo "with:    $output (status $status)"
 	[ "$status" -eq 0 ]

@@ -14,12 +14,12 @@ PY=/usr/bin/python3
 # Where transparent huge pages are "always" (RHEL's default), the kernel
 # backs a probe's plain mappings with huge pages by itself, and the tests
 # that count small-page faults would count 32 where they mean 16384: pfprobe
-# then disables THP for itself (PR_SET_THP_DISABLE).  Files about huge pages
-# unset this (they need THP; what they count is huge pages).
+# disables THP for itself (PR_SET_THP_DISABLE).  Whatever the mode now: it
+# can change while the suite runs (a test of "always" on a shared machine).
+# Files about huge pages unset this (they need THP; what they count is huge
+# pages).
 thp_mode() { sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null; }
-if [ "$(thp_mode)" = always ]; then
-	export PFPROBE_SMALL_PAGES=1
-fi
+export PFPROBE_SMALL_PAGES=1
 
 # Sanitized builds (make test-sanitize): the sanitizer's runtime must be
 # loaded first, so it is initialised before any instrumented code runs; ASan
