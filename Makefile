@@ -44,7 +44,7 @@ endif
 # language, the report's description and text, formatting: pure).
 # The shim, top to bottom:
 SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/stack.c \
-            shim/worker.c shim/pool.c shim/recycle.c shim/profile.c shim/profile_sample.c \
+            shim/worker.c shim/pool.c shim/carve.c shim/recycle.c shim/profile.c shim/profile_sample.c \
             shim/profile_tables.c shim/match.c shim/regions.c shim/stats.c shim/ranges.c \
             lib/policy_file.c lib/policy.c lib/glob.c lib/report_text.c lib/sbuf.c \
             shim/floor/settings.c shim/floor/os.c shim/floor/glue.c
@@ -59,7 +59,8 @@ CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
           $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
           $(BUILD)/probes/libcount.so $(BUILD)/probes/costprobe $(BUILD)/probes/libfwd.so \
-          $(BUILD)/probes/liblockalloc.so
+          $(BUILD)/probes/liblockalloc.so \
+          $(BUILD)/probes/carveprobe
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
 # run, profile and trial: the program as our child, and its reports read back

@@ -6,9 +6,10 @@
  * key without the action), the kind of site `prefault tune` tries it on, and
  * the step of the shim's apply() that carries it out (prefault.c: `nothing`
  * where the work is done elsewhere: map-populate in the real mmap, recycle
- * at munmap and the next mmap).  Lines stand in the order of apply()'s
- * steps: advice before locking, locking before populate (mlock populates),
- * all of them before the rest is queued.
+ * at munmap and the next mmap, carve (which implies recycle) at the next
+ * mmap too).  Lines stand in the order of apply()'s steps: advice before
+ * locking, locking before populate (mlock populates), all of them before
+ * the rest is queued.
  *
  * From it come the A_* bits, the parser's action words and the list its
  * errors give, the checks that need the whole rule (policy.c), the order of
@@ -36,13 +37,19 @@ enum { TUNE_NEVER, TUNE_CHURN, TUNE_FILE, TUNE_DENSE, TUNE_LATER, TUNE_WITH };
 	  "background populates later, map-populate now: choose one", NULL, NULL, TUNE_NEVER, nothing)                   \
 	X(BACKGROUND, "background", 5, CALL_MMAP | CALL_MALLOC, A_POPULATE | A_MAP_POPULATE,                             \
 	  "background populates later, populate now: choose one", "chunk", NULL, TUNE_LATER, queue)                      \
-	X(RECYCLE, "recycle", 6, CALL_MMAP, 0, NULL, "recycle_max", NULL, TUNE_CHURN, nothing)
+	X(RECYCLE, "recycle", 6, CALL_MMAP, 0, NULL, "recycle_max", NULL, TUNE_CHURN, nothing)                           \
+	X(CARVE, "carve", 8, CALL_MMAP, 0, NULL, "reserve", NULL, TUNE_NEVER, nothing)
 
 enum {
 #define PF_ACTION_BIT(name, word, bit, calls, excl, why, knob, hint, tune, step) A_##name = 1 << (bit),
 	PF_ACTIONS(PF_ACTION_BIT)
 #undef PF_ACTION_BIT
 };
+
+/* How many there are (their bits are 0 to PF_NACTIONS - 1). */
+#define PF_ACTION_ONE(name, word, bit, calls, excl, why, knob, hint, tune, step) +1
+enum { PF_NACTIONS = 0 PF_ACTIONS(PF_ACTION_ONE) };
+#undef PF_ACTION_ONE
 
 /* An action as a record, for code that walks them (policy.c's actions[]). */
 struct pol_action {

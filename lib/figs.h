@@ -56,7 +56,13 @@ enum { FS_ALL, FS_RULE };
 	X(recycle_zero_ns, "recycle.zeroing_s", FK_NS, FS_RULE)                              \
 	X(recycle_peak_bytes, "recycle.cache_peak_bytes", FK_SUM, FS_RULE)                   \
 	X(cache_bytes, "recycle.cache_bytes", FK_SUM, FS_RULE)                               \
-	X(recycle_dropped, "recycle.dropped", FK_SUM, FS_RULE)
+	X(recycle_dropped, "recycle.dropped", FK_SUM, FS_RULE)                               \
+	X(carve_reserves, "carve.reserves", FK_SUM, FS_RULE)                                 \
+	X(carve_reserved_bytes, "carve.reserved_bytes", FK_SUM, FS_RULE)                     \
+	X(carve_fresh, "carve.fresh", FK_SUM, FS_RULE)                                       \
+	X(carve_uncarved, "carve.uncarved", FK_SUM, FS_RULE)                                 \
+	X(carve_resident_bytes, "carve.resident_bytes", FK_SUM, FS_RULE)                     \
+	X(carve_huge_bytes, "carve.huge_bytes", FK_SUM, FS_RULE)
 
 /* Why a matched request got less than its rule asked for: the skip_ figures
  * above, in this order (the shim counts them by index). */

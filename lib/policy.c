@@ -390,6 +390,10 @@ static int p_action(struct ctx *c, struct word *w, int nw)
 	for (a = pol_actions; a->word; a++)
 		if ((m & a->bit) && (m & a->excludes))
 			return fail(c, c->line, a->why, NULL, NULL);
+	/* carve is recycle with huge-page reserves: it keeps what the program
+	 * unmaps as recycle does, and recycles alone where it cannot carve. */
+	if (m & A_CARVE)
+		m |= A_RECYCLE;
 	c->rule->actions = m;
 	return 0;
 }
@@ -446,6 +450,8 @@ static int p_recycle_max(struct ctx *c, struct word *w, int nw)
 	return 0;
 }
 
+static int p_reserve(struct ctx *c, struct word *w, int nw) { return one_size(c, w, nw, "reserve", 64 << 10, &c->rule->reserve); }
+
 enum { SEC_GLOBAL = 1, SEC_RULE = 2 };
 static const struct key {
 	const char *name;
@@ -467,6 +473,7 @@ static const struct key {
 	{ "chunk", SEC_RULE, p_chunk },
 	{ "depth", SEC_RULE, p_depth },
 	{ "recycle_max", SEC_RULE, p_recycle_max },
+	{ "reserve", SEC_RULE, p_reserve },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -479,7 +486,7 @@ static unsigned key_index(const char *name)
 	return k;
 }
 #define GLOBAL_KEYS "budget, report, mlockall, workers"
-#define RULE_KEYS "call, size, map, prot, caller, program, action, threads, chunk, depth, recycle_max"
+#define RULE_KEYS "call, size, map, prot, caller, program, action, threads, chunk, depth, recycle_max, reserve"
 
 /* The actions' own checks (actions.h), at the rule's header line: each
  * action works on its calls only, and its knob needs it. */
@@ -531,7 +538,9 @@ static int finish_rule(struct ctx *c)
 	if (r->calls == CALL_MALLOC && (r->prot_req & (PK_EXEC | PK_NONE)))
 		return fail(c, r->line, "rule '", r->name, "' can never match: malloc blocks are read-write");
 	if ((r->actions & A_RECYCLE) && (r->map_req & (MK_FILE | MK_SHARED | MK_FIXED)))
-		return fail(c, r->line, "rule '", r->name, "': recycle keeps anonymous private mappings only");
+		return fail(c, r->line, "rule '", r->name,
+		            r->actions & A_CARVE ? "': carve serves anonymous private mappings only"
+		                                 : "': recycle keeps anonymous private mappings only");
 	if ((r->calls & CALL_STACK) && r->calls != CALL_STACK)
 		return fail(c, r->line, "rule '", r->name, "': call = stack cannot be combined with other calls");
 	if (action_checks(c, r))
@@ -780,5 +789,9 @@ void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struc
 	if (r->actions & A_RECYCLE) {
 		sb_str(sb, " recycle_max=");
 		sb_size_exact(sb, r->recycle_max ? r->recycle_max : RECYCLE_MAX_DEFAULT);
+	}
+	if (r->actions & A_CARVE) {
+		sb_str(sb, " reserve=");
+		sb_size_exact(sb, r->reserve ? r->reserve : CARVE_RESERVE_DEFAULT);
 	}
 }

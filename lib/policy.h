@@ -47,6 +47,7 @@ struct pol_rule {
 	unsigned threads;         /* populate threads = N */
 	uint64_t chunk;           /* background chunk */
 	uint64_t recycle_max;     /* recycle cache per rule */
+	uint64_t reserve;         /* carve: the largest reserve */
 	uint64_t depth;           /* stack prefault depth */
 	unsigned seen;            /* keys given (bit per key), for duplicates */
 };

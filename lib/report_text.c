@@ -139,6 +139,24 @@ void rt_rule(struct sbuf *sb, const char *name, const char *suffix, const struct
 		sb_size_human(sb, r->recycle_peak_bytes);
 		sb_chr(sb, ')');
 	}
+	if (r->carve_reserves || r->carve_uncarved) {
+		sb_str(sb, "; carved ");
+		sb_u64(sb, r->carve_fresh);
+		sb_str(sb, " from ");
+		sb_u64(sb, r->carve_reserves);
+		sb_str(sb, r->carve_reserves == 1 ? " reserve (" : " reserves (");
+		sb_size_human(sb, r->carve_reserved_bytes);
+		sb_str(sb, "; at exit ");
+		sb_size_human(sb, r->carve_resident_bytes);
+		sb_str(sb, " resident, ");
+		sb_size_human(sb, r->carve_huge_bytes);
+		sb_str(sb, " in huge pages");
+		if (r->carve_uncarved) {
+			sb_str(sb, "; not carved ");
+			sb_u64(sb, r->carve_uncarved);
+		}
+		sb_chr(sb, ')');
+	}
 	if (r->huge_bytes) {
 		sb_str(sb, "; huge pages ");
 		sb_size_human(sb, r->huge_bytes);

@@ -15,6 +15,7 @@
  * writes one report, from its last image.
  */
 #include "shim.h"
+#include "carve.h"
 #include "defs.h"
 #include "fork.h"
 #include "match.h"
@@ -286,7 +287,7 @@ void shim_init(void)
  * stats comes after recycle so that its child hook, which zeroes the
  * counts, runs first and recycle's can count what the child inherited. */
 static void (*const atfork_hooks[])(int) = {
-	pf_atfork, match_atfork, regions_atfork, worker_atfork, pool_atfork, recycle_atfork, stats_atfork, profile_atfork,
+	pf_atfork, match_atfork, regions_atfork, worker_atfork, pool_atfork, carve_atfork, recycle_atfork, stats_atfork, profile_atfork,
 	os_atfork,
 };
 #define NHOOKS (int)(sizeof atfork_hooks / sizeof atfork_hooks[0])

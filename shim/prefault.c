@@ -1,5 +1,6 @@
 /* prefault.c: see prefault.h. */
 #include "prefault.h"
+#include "carve.h"
 #include "defs.h"
 #include "fork.h"
 #include "lock.h"
@@ -117,6 +118,7 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 		all |= p->rules[i].actions;
 	worker_setup(p ? p->workers : 1, set->bg_strategy && !strcmp(set->bg_strategy, "trail") ? BG_TRAIL : BG_LEAP);
 	recycle_setup(p);
+	carve_setup(p, set);
 	if (all & A_RECYCLE) {
 		S.recyclers = 1;
 		read_limits();
@@ -167,6 +169,7 @@ struct plan {
 	int extra_flags;       /* added to the mmap flags */
 	int align_huge;        /* place the mapping on a 2 MiB boundary */
 	int recyclable;        /* a recycle rule on a plain writable anonymous private request */
+	int carve;             /* ... of a carve rule, that can be carved (carve.c) */
 	size_t recycled_resident; /* pages of a reused region already resident, or ~0 if fresh */
 	int timed;
 	int counted;           /* faults known without the meter: see plan_request() */
@@ -197,6 +200,9 @@ static void plan_request(const struct request *rq, int rule, struct plan *pl)
 	 * after it unmapped them), or any while the program locks everything. */
 	pl->recyclable = (pl->actions & A_RECYCLE) && placeable && (rq->prot & PROT_WRITE) &&
 	                 !(rq->flags & MAP_LOCKED) && !S.program_locks_all;
+	/* (never under mlockall: a reserve would be locked whole) */
+	pl->carve = pl->recyclable && (pl->actions & A_CARVE) && !S.locked_all &&
+	            carve_fits(rule, PAGE_UP(rq->len), rq->flags);
 	/* Huge pages need a 2 MiB-aligned range: place the mapping ourselves
 	 * when the program left the address to the kernel (never hugetlbfs:
 	 * its mappings are huge already, and the slack could not be trimmed). */
@@ -218,7 +224,7 @@ static void plan_request(const struct request *rq, int rule, struct plan *pl)
 	}
 	/* Timed: the actions done in the program's call (MAP_POPULATE's faults
 	 * happen inside the real mmap).  Recycling times its own clearing. */
-	if (pl->actions & ~(unsigned)(A_NONE | A_RECYCLE)) {
+	if (pl->actions & ~(unsigned)(A_NONE | A_RECYCLE | A_CARVE)) {
 		/* Only what makes memory resident now can fault in our name.  A
 		 * fresh anonymous private mapping that cannot get large pages takes
 		 * one fault per page it gets: those are counted, not measured, so
@@ -400,7 +406,8 @@ static void step_track(struct act *x, const void *key)
 	}
 	if (x->resident)
 		st_add(&x->rs->prefaulted_bytes, x->len);
-	if (x->resident || x->queued || (x->pl->recycled_resident != (size_t)-1 && x->pl->recycled_resident))
+	/* (a carved slice: a huge page its neighbour faulted in may hold it) */
+	if (x->resident || x->queued || (x->pl->recycled_resident != (size_t)-1 && x->pl->recycled_resident) || x->pl->carve)
 		x->rflags |= RF_MADE;
 	if (x->rq->mk & MK_SHARED)
 		x->rflags |= RF_SHARED;
@@ -473,7 +480,7 @@ static void apply(const struct request *rq, struct plan *pl, void *start, size_t
 	x.key = key;
 	x.a = pl->actions;
 	x.charge = pl->charge;
-	if (len && ((x.a & ~(unsigned)(A_NONE | A_RECYCLE)) || pl->recyclable)) {
+	if (len && ((x.a & ~(unsigned)(A_NONE | A_RECYCLE | A_CARVE)) || pl->recyclable)) {
 		int i;
 		step_charge(&x);
 		for (i = 0; i < N_STEPS; i++)
@@ -602,6 +609,8 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	if (pl.recyclable) {
 		size_t res;
 		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res);
+		if (!a && pl.carve)
+			a = carve_take(rule, PAGE_UP(len), prot, flags, &res);
 		if (a) {
 			p = (void *)a;
 			pl.recycled_resident = res;

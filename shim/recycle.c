@@ -77,7 +77,8 @@ struct kept {
 	struct rnode node; /* first: [addr, addr + len) */
 	struct kept *prev, *next;
 	struct kclass *cls;
-	int full;          /* every page resident when kept (a hint) */
+	unsigned char full;  /* every page resident when kept (a hint) */
+	unsigned char clean; /* stocked, never the program's: reads zero (carve.c) */
 };
 
 struct kclass {
@@ -184,13 +185,17 @@ static void unlink_locked(struct kept *k)
 	if (k->next)
 		k->next->prev = k->prev;
 	__atomic_store_n(&S.nkept, S.tree.n, __ATOMIC_RELAXED);
+	if (k->clean) /* (stock is not counted as kept: it holds no memory of the program's) */
+		return;
 	/* (read without the lock by memory_short and the report) */
 	__atomic_store_n(&kept_bytes[rule], kept_bytes[rule] - len, __ATOMIC_RELAXED);
 	__atomic_store_n(&S.kept_total, S.kept_total - len, __ATOMIC_RELAXED);
 }
 
-/* Give back up to 16 kept regions overlapping [s, e) (all: e == 0) and
- * unmap them with no lock held.  Returns how many. */
+/* Give back up to 16 runs of kept regions overlapping [s, e) (all: e ==
+ * 0), regions that touch each other unmapped in one call (a carved reserve
+ * all free goes back whole), with no lock held.  Returns 1 if there may be
+ * more. */
 static int give_back(uintptr_t s, uintptr_t e)
 {
 	uintptr_t out[16][2];
@@ -198,13 +203,19 @@ static int give_back(uintptr_t s, uintptr_t e)
 	struct rnode *n;
 	spin_lock(&S.klock);
 	n = rt_first(&S.tree, e ? s : 0);
-	while (n && (!e || n->start < e) && k < 16) {
+	while (n && (!e || n->start < e)) {
 		struct rnode *next = rt_next(&S.tree, n);
-		out[k][0] = n->start;
-		out[k][1] = n->end;
+		if (k && out[k - 1][1] == n->start) {
+			out[k - 1][1] = n->end;
+		} else if (k == 16) {
+			break;
+		} else {
+			out[k][0] = n->start;
+			out[k][1] = n->end;
+			k++;
+		}
 		unlink_locked((struct kept *)n);
 		slab_put(&S.kslab, n);
-		k++;
 		n = next;
 	}
 	spin_unlock(&S.klock);
@@ -212,12 +223,12 @@ static int give_back(uintptr_t s, uintptr_t e)
 		sys_munmap((void *)out[i][0], out[i][1] - out[i][0]);
 		budget_release(out[i][1] - out[i][0]);
 	}
-	return k;
+	return k == 16;
 }
 
 void recycle_flush(void)
 {
-	while (recycle_any() && give_back(0, 0) == 16)
+	while (recycle_any() && give_back(0, 0))
 		;
 }
 
@@ -225,7 +236,7 @@ void recycle_release_range(uintptr_t start, size_t len)
 {
 	if (!recycle_any() || !len)
 		return;
-	while (give_back(start, start + len) == 16)
+	while (give_back(start, start + len))
 		;
 }
 
@@ -252,6 +263,23 @@ static int memory_short(void)
 	                 __ATOMIC_RELAXED);
 	__atomic_store_n(&S.tight, least / 8 < S.cache_max, __ATOMIC_RELAXED);
 	return __atomic_load_n(&S.was_short, __ATOMIC_RELAXED);
+}
+
+/* k holds [addr, addr + len) of class c, on top of its list (lock held). */
+static void push_locked(struct kclass *c, struct kept *k, uintptr_t addr, size_t len, int full, int clean)
+{
+	k->node.start = addr;
+	k->node.end = addr + len;
+	k->cls = c;
+	k->full = (unsigned char)full;
+	k->clean = (unsigned char)clean;
+	k->prev = NULL;
+	k->next = c->top;
+	if (c->top)
+		c->top->prev = k;
+	c->top = k;
+	rt_insert(&S.tree, &k->node);
+	__atomic_store_n(&S.nkept, S.tree.n, __ATOMIC_RELAXED);
 }
 
 int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full)
@@ -301,23 +329,38 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 	/* (written under the lock, read without it) */
 	__atomic_store_n(&kept_bytes[rule], kept_bytes[rule] + len, __ATOMIC_RELAXED);
 	__atomic_store_n(&S.kept_total, S.kept_total + len, __ATOMIC_RELAXED);
-	k->node.start = addr;
-	k->node.end = addr + len;
-	k->cls = c;
 	/* MADV_FREE lets the kernel take the pages: then nothing is known. */
-	k->full = full && !free_it;
-	k->prev = NULL;
-	k->next = c->top;
-	if (c->top)
-		c->top->prev = k;
-	c->top = k;
-	rt_insert(&S.tree, &k->node);
-	__atomic_store_n(&S.nkept, S.tree.n, __ATOMIC_RELAXED);
+	push_locked(c, k, addr, len, full && !free_it, 0);
 	if (kept_bytes[rule] > st_get(&rs->recycle_peak_bytes))
 		__atomic_store_n(&rs->recycle_peak_bytes, kept_bytes[rule], __ATOMIC_RELAXED);
 	spin_unlock(&S.klock);
 	st_add(&rs->recycle_kept, 1);
 	return 1;
+}
+
+int recycle_stock_ok(void)
+{
+	return !__atomic_load_n(&S.limited, __ATOMIC_RELAXED) && !memory_short();
+}
+
+size_t recycle_stock(uintptr_t start, size_t total, size_t len, int rule, int prot, int flags)
+{
+	struct kclass *c;
+	size_t n = 0;
+	spin_lock(&S.klock);
+	/* From the top down, each on top of the list: the lowest is handed out
+	 * first, so a reserve fills up from its start. */
+	if ((c = class_of(rule, len, prot, flags, 1))) {
+		while ((n + 1) * len <= total) {
+			struct kept *k = slab_get(&S.kslab);
+			if (!k)
+				break;
+			n++;
+			push_locked(c, k, start + total - n * len, len, 0, 1);
+		}
+	}
+	spin_unlock(&S.klock);
+	return n;
 }
 
 /* The resident runs of vec[0, pages), up to max of them: returns how many,
@@ -395,7 +438,7 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 	struct kept *k = NULL;
 	uintptr_t a = 0;
 	uint64_t t0;
-	int full = 0;
+	int full = 0, clean = 0;
 	if (!recycle_any())
 		return 0;
 	spin_lock(&S.klock);
@@ -404,6 +447,7 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 		k = c->top;
 		a = k->node.start;
 		full = k->full;
+		clean = k->clean;
 		unlink_locked(k);
 		slab_put(&S.kslab, k);
 	}
@@ -411,6 +455,11 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 	if (!a)
 		return 0;
 	budget_release(len);
+	if (clean) { /* stock: never written since it was mapped */
+		*resident = 0;
+		st_add(&rs->carve_fresh, 1);
+		return a;
+	}
 	/* Clearing resident pages takes no fault, so only the time is taken
 	 * (a clock read, no system call): the fault meter would be two. */
 	t0 = os_now_ns();
@@ -449,7 +498,8 @@ void recycle_atfork(int who)
 	 * cache's starting peak. */
 	spin_init(&S.klock);
 	for (n = rt_first(&S.tree, 0); n; n = rt_next(&S.tree, n))
-		st_add(&g_stats.rules[((struct kept *)n)->cls->rule].recycle_kept, 1);
+		if (!((struct kept *)n)->clean)
+			st_add(&g_stats.rules[((struct kept *)n)->cls->rule].recycle_kept, 1);
 	{
 		int i;
 		for (i = 0; i < POL_MAX_RULES; i++)

@@ -18,6 +18,19 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 /* A kept region for this request, zeroed where the program had touched it;
  * 0 if none.  *resident gets the pages that are resident (and zero). */
 uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident);
+/* Stock for carve.c: [start, start + total), a fresh mapping of this
+ * rule's with this protection and these flags, cut into regions of len
+ * bytes that the next requests of that length get as they are (they were
+ * never the program's, so they read zero: no clearing).  Stock is not
+ * counted as kept (recycle_max, cache_bytes); it is given back as kept
+ * regions are, and each region of it is charged to the budget (the
+ * caller reserved the whole).  Returns how many regions were stocked, the
+ * last ones of the range: the caller unmaps the rest (no memory to track
+ * them) and gives back their charge. */
+size_t recycle_stock(uintptr_t start, size_t total, size_t len, int rule, int prot, int flags);
+/* May stock be made now?  (No limit of the program's is set, and memory
+ * is not short.) */
+int recycle_stock_ok(void);
 /* The program wants this address range (MAP_FIXED, a hint, mremap, or any
  * call on it): give back any kept region in it, so the kernel answers as it
  * would without us. */

@@ -2,6 +2,7 @@
  * numbers of figs.h; the text is report_text.c's, the JSON written here from
  * the same description (figs.h), which the tool reads back. */
 #include "report.h"
+#include "carve.h"
 #include "defs.h"
 #include "recycle.h"
 #include "regions.h"
@@ -60,6 +61,7 @@ static void gather(const struct proc_info *pi, const struct policy *pol, int may
 		r->left_bytes = worker_left_bytes(i, may_wait);
 		r->cache_bytes = recycle_kept_bytes(i);
 	}
+	carve_report(snap.rules); /* (smaps, read now: at exit only) */
 	figs.rule_name = rule_names;
 	figs.rules = snap.rules;
 	for (i = 0; i < figs.nrules + 2; i++) {

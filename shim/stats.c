@@ -183,6 +183,8 @@ const char *const note_texts[N_COUNT] = {
 	"too many threads starting at once: some went without their stack rule",
 	"more than 1024 calling objects (libraries loaded and unloaded): later ones match no caller rule",
 	"the policy's mlockall was given back: the program dropped the privilege to lock without limit, or a call of its own failed for want of locked memory (what it locked itself was locked again)",
+	"carving is off: no transparent huge page of hpage_pmd_size comes with MADV_HUGEPAGE here (THP never, disabled for this process, or no hpage_pmd_size): carve rules recycled instead",
+	"carving is off for some requests: the huge page size is not a multiple of their size (or not larger): they were recycled instead",
 };
 
 void stats_count_request(struct figs_rule *rs, uint64_t len)

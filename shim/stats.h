@@ -36,6 +36,8 @@ enum note {
 	N_TRAMPOLINES,     /* too many threads starting at once: some went without a stack rule */
 	N_OBJECTS,         /* too many calling objects: some match no caller rule */
 	N_MLOCKALL_YIELDED, /* the policy's mlockall was given back (privileges dropped, or memory short) */
+	N_CARVE_NO_THP,    /* carve rules recycled instead: no PMD-size THP with MADV_HUGEPAGE */
+	N_CARVE_UNEVEN,    /* carve recycled a size the huge page size is not a multiple of */
 	N_COUNT
 };
 extern const char *const note_texts[N_COUNT];

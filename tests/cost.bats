@@ -179,3 +179,29 @@ ir_pair() {
 	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['budget']['peak']")" -ge $((4 << 20)) ]
 	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['budget']['used']")" -eq 0 ]
 }
+
+@test "carve: no more system calls a cycle than recycle (sparse and dense churn)" {
+	pol=$(policy cv <<<$'[rule churn]\ncall = mmap\nsize = 256K..1M\naction = carve')
+	rc=$(recycle_policy)
+	for args in "256K 1" "1M 256"; do
+		# the calls a cycle may make: the mincore that says what to clear,
+		# and the mappings and advice of a new reserve (once in many cycles)
+		for k in mincore mmap munmap madvise; do
+			# shellcheck disable=SC2086
+			c=$(KIND=$k per_op "$pol" 2000 cycles $args) && r=$(KIND=$k per_op "$rc" 2000 cycles $args)
+			echo "cycles $args: $k: carve $c, recycle $r a cycle"
+			# (a reserve's mmap, its one or two trims and its madvise come
+			# once for many cycles: a call or two more or less per run)
+			le "$c" "$(awk -v r="$r" 'BEGIN { print r + 0.002 }')"
+		done
+		# in all: no more than the look at free memory every 100 ms adds
+		# shellcheck disable=SC2086
+		c=$(per_op "$pol" 2000 cycles $args)
+		echo "cycles $args: carve $c system calls a cycle in all"
+		le "$c" 1.01
+		[ "$args" = "256K 1" ] || le "$c" 0.1
+	done
+	# and it is carving (where huge pages can be had): one reserve serves them all
+	REPORT="$BATS_TEST_TMPDIR/r.json" shimmed "$pol" "$COST" cycles 2000 256K 1 >/dev/null
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "[r for r in d['rules'] if r['name'] == 'churn'][0]['recycle']['recycled']")" -ge 1999 ]
+}

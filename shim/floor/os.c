@@ -75,6 +75,7 @@ void meter_read(const struct meter *m, struct faults *f, uint64_t *ns)
 static struct {
 	int thp_state; /* 0 not read, 1 reading, 2 read */
 	size_t thp_least[2]; /* least large page size: [0] unadvised, [1] advised (0: none) */
+	size_t thp_pmd; /* hpage_pmd_size, if a page of that size comes with MADV_HUGEPAGE (else 0) */
 	int cg_levels;
 	int cg_state; /* 0: not looked for, 1: being found, 2: found */
 	struct fdid stderr_id; /* fd 2 as the process started with it */
@@ -102,12 +103,12 @@ static int thp_mode(const char *path)
 static void thp_read(void)
 {
 	char path[96], pmd_text[32];
-	size_t pmd = (size_t)2 << 20, size;
+	size_t pmd = (size_t)2 << 20, size, known = 0;
 	int top = thp_mode(THP_DIR "enabled");
 	if (top == -2 || sys_n(SC_prctl, PR_GET_THP_DISABLE, 0, 0, 0, 0, 0) == 1)
 		return; /* no THP here, or off for this process */
 	if (os_read_file(THP_DIR "hpage_pmd_size", pmd_text, sizeof pmd_text) > 0)
-		pmd = (size_t)strtoull(pmd_text, NULL, 10);
+		pmd = known = (size_t)strtoull(pmd_text, NULL, 10);
 	/* Every size from two base pages to the PMD size, as mTHP names them;
 	 * a kernel without per-size controls has only the PMD size, under the
 	 * top-level mode. */
@@ -127,6 +128,8 @@ static void thp_read(void)
 			mode = size == pmd ? top : 0;
 		if (mode == -1)
 			mode = top;
+		if (size == known && mode >= 1)
+			S.thp_pmd = known;
 		for (i = 0; i < 2; i++)
 			if (mode == 2 || (mode == 1 && i == 1))
 				if (!S.thp_least[i] || size < S.thp_least[i])
@@ -134,20 +137,100 @@ static void thp_read(void)
 	}
 }
 
-int os_large_pages_possible(size_t len, int advised)
+/* Read the sizes once; 0 while another thread is still reading them (never
+ * wait for it here: it may be stopped, or be the one a signal interrupted). */
+static int thp_known(void)
 {
 	int st = __atomic_load_n(&S.thp_state, __ATOMIC_ACQUIRE), expect = 0;
+	if (st == 2)
+		return 1;
+	if (st == 1 || !__atomic_compare_exchange_n(&S.thp_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	thp_read();
+	__atomic_store_n(&S.thp_state, 2, __ATOMIC_RELEASE);
+	return 1;
+}
+
+int os_large_pages_possible(size_t len, int advised)
+{
 	size_t least;
-	if (st != 2) {
-		/* Never wait for another thread here (it may be stopped, or be
-		 * the one a signal interrupted): until it is read, say yes. */
-		if (st == 1 || !__atomic_compare_exchange_n(&S.thp_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			return 1;
-		thp_read();
-		__atomic_store_n(&S.thp_state, 2, __ATOMIC_RELEASE);
-	}
+	if (!thp_known())
+		return 1; /* (until it is read, say yes) */
 	least = S.thp_least[advised ? 1 : 0];
 	return least && len >= least;
+}
+
+size_t os_thp_pmd_size(void)
+{
+	return thp_known() ? S.thp_pmd : (size_t)-1;
+}
+
+/* ---- /proc/self/smaps: what each mapping holds ---- */
+
+/* "Key:   123 kB" -> bytes. */
+static uint64_t smaps_kb(const char *v)
+{
+	uint64_t n = 0;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	for (; *v >= '0' && *v <= '9'; v++)
+		n = n * 10 + (uint64_t)(*v - '0');
+	return n << 10;
+}
+
+static int is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+/* One line of smaps into *v; a mapping's header line hands the one before
+ * it to fn first. */
+static void smaps_line(const char *l, struct os_vma *v, int *open, void (*fn)(void *, const struct os_vma *), void *arg)
+{
+	if (is_hex(l[0])) {
+		char *end;
+		if (*open)
+			fn(arg, v);
+		memset(v, 0, sizeof *v);
+		v->start = (uintptr_t)strtoull(l, &end, 16);
+		v->end = *end == '-' ? (uintptr_t)strtoull(end + 1, NULL, 16) : v->start;
+		*open = 1;
+	} else if (!strncmp(l, "Rss:", 4)) {
+		v->rss = smaps_kb(l + 4);
+	} else if (!strncmp(l, "AnonHugePages:", 14)) {
+		v->anon_huge = smaps_kb(l + 14);
+	} else if (!strncmp(l, "VmFlags:", 8)) {
+		v->advised = strstr(l, " hg") != NULL;
+	}
+}
+
+int os_smaps_walk(void (*fn)(void *, const struct os_vma *), void *arg)
+{
+	static char buf[4096 + 1]; /* (at exit, one thread: see os.h) */
+	struct os_vma v;
+	size_t have = 0;
+	int open = 0, fd = sys_open("/proc/self/smaps", O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		long n = sys_read(fd, buf + have, sizeof buf - 1 - have);
+		char *l, *nl;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		for (l = buf; (nl = strchr(l, '\n')); l = nl + 1) {
+			*nl = '\0';
+			smaps_line(l, &v, &open, fn, arg);
+		}
+		have -= (size_t)(l - buf);
+		memmove(buf, l, have);
+		if (have == sizeof buf - 1) /* a line longer than the buffer: not one we read */
+			have = 0;
+	}
+	sys_close(fd);
+	if (open)
+		fn(arg, &v);
+	return 0;
 }
 
 /* From /proc's neighbour in sysfs, as glibc's sysconf reads it ("0-3,6"),

@@ -43,6 +43,23 @@ void meter_read(const struct meter *m, struct faults *f, uint64_t *ns);
  * is no, populating n fresh pages takes exactly n faults, and the shim
  * counts them without the meter's system calls. */
 int os_large_pages_possible(size_t len, int advised);
+/* The PMD huge page size (hpage_pmd_size) when a transparent huge page of
+ * that size comes with MADV_HUGEPAGE here (THP enabled for it, as always or
+ * madvise, and not disabled for this process); 0 if not, or if the size is
+ * unknown; (size_t)-1 while another thread is still reading it. */
+size_t os_thp_pmd_size(void);
+
+/* Each mapping of /proc/self/smaps, in address order: its range, Rss,
+ * AnonHugePages and whether it is advised for huge pages (VmFlags hg).
+ * Reads the file in pieces into a static buffer: call it at exit only, from
+ * one thread (a large program's smaps is thousands of lines, too dear for
+ * a hot path).  0, or -1 if the file cannot be read. */
+struct os_vma {
+	uintptr_t start, end;
+	uint64_t rss, anon_huge;
+	int advised;
+};
+int os_smaps_walk(void (*fn)(void *arg, const struct os_vma *v), void *arg);
 
 /* Read up to cap-1 bytes of a (small, /proc-like) file; NUL-terminated.
  * Returns the length, or -1 with errno set. */

@@ -21,7 +21,8 @@ enum { SET_STR, SET_FLAG }; /* a string (NULL: unset or empty), or set at all */
 	X(bg_strategy, "PREFAULT_BG_STRATEGY", SET_STR, 1, "trail: the old background walk (benchmarks)") \
 	X(test_no_populate, "PREFAULT_TEST_NO_POPULATE", SET_FLAG, 1, "take the pre-5.14 fallback") \
 	X(test_no_perf, "PREFAULT_TEST_NO_PERF", SET_FLAG, 1, "take the path where perf_event_open is refused") \
-	X(test_no_reader, "PREFAULT_TEST_NO_READER", SET_FLAG, 1, "start no reader thread: the rings are read only at exit, and a full one drops samples")
+	X(test_no_reader, "PREFAULT_TEST_NO_READER", SET_FLAG, 1, "start no reader thread: the rings are read only at exit, and a full one drops samples") \
+	X(test_hpage, "PREFAULT_TEST_HPAGE_SIZE", SET_STR, 1, "the huge page size carve goes by, in bytes (a size the request does not divide)")
 
 struct settings {
 #define PF_SETTING_FIELD(field, var, kind, test, what) const char *field;

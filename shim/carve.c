@@ -1,0 +1,247 @@
+/* carve.c: huge pages for mappings smaller than a huge page.
+ *
+ * CPython maps its arenas (1 MiB from 3.10, 256 KiB before) one at a time.
+ * A transparent huge page needs an aligned huge-page-sized range inside one
+ * mapping when the first fault comes, and a lone arena never has one: with
+ * THP `always`, or MADV_HUGEPAGE on each arena, arenas get small pages, and
+ * once arenas mapped side by side have merged, the page table for the range
+ * exists already and later faults get small pages too (issue 20).  Carving
+ * serves such requests from reserves instead: mappings of whole huge pages,
+ * placed on a huge page boundary and advised MADV_HUGEPAGE, cut into slices
+ * of the request's length.  The first touch of a slice faults in a huge page
+ * (which the next slice shares), and what was one fault per base page is one
+ * per huge page.
+ *
+ * A reserve is stock for recycle.c: its slices go into recycle's cache as
+ * regions kept for this rule, length, protection and flags, marked clean
+ * (never the program's, so they read zero and are handed out without
+ * clearing), and from there on everything is recycling: a slice the program
+ * unmaps is kept and handed back to the next request zeroed in proportion to
+ * what was touched; a slice that cannot be kept (recycle_max reached, memory
+ * short, a limit set, reprotected, sealed, registered with userfaultfd,
+ * unmapped in part, moved) is really unmapped, a hole in the reserve as in
+ * any mapping; any call of the program's on the range of a kept or stocked
+ * slice gives it back first, so the kernel answers as it would without us;
+ * an mmap that fails with ENOMEM gives them all back and is tried again.
+ * Kept slices that touch are given back in one munmap, so a reserve whose
+ * slices are all free goes back whole when memory is short.  What the
+ * program sees is recycle's, and, from the reserve: slices of one reserve
+ * are neighbours in one mapping, and the pages of a slice come a huge page
+ * at a time (a slice may be resident, reading zero, before it is touched;
+ * README, "What each action makes observable").
+ *
+ * The huge page size is the system's (hpage_pmd_size), never assumed: where
+ * it is unknown, or THP cannot give it with MADV_HUGEPAGE, carving is off,
+ * and where it is not a multiple of a request's length (a 768 KiB request,
+ * or a 512 MiB huge page on 64 KiB-page arm64 beside an odd size) that
+ * request is not carved; either way the rule recycles instead, and the
+ * report says so.
+ *
+ * Memory is bounded: each reserve is charged to the budget whole when it is
+ * mapped (its slices stay charged while free, and their charge is given
+ * back as the program takes them: then they are the program's), reserves
+ * grow from four huge pages to the rule's `reserve` by doubling, so a small
+ * process maps little, and the report gives each rule's reserves' Rss and
+ * AnonHugePages at exit (read from /proc/self/smaps then, never before).
+ * No system call in the cycle of a slice: the reserve costs an mmap, two
+ * munmaps for its alignment and a madvise, once for many slices.
+ */
+#include "carve.h"
+#include "defs.h"
+#include "fork.h"
+#include "glue.h"
+#include "lock.h"
+#include "os.h"
+#include "recycle.h"
+#include "regions.h"
+#include "settings.h"
+#include "stats.h"
+#include <string.h>
+#include <sys/mman.h>
+
+#define RESERVES 1024 /* at least 4 GiB of reserves at 2 MiB huge pages */
+
+struct reserve {
+	uintptr_t start, end;
+	int rule;
+};
+
+enum { HP_UNREAD, HP_READING, HP_READ };
+
+/* The module's state, in one place (its tables stand apart). */
+static struct {
+	spin_t lock;
+	const struct policy *pol; /* NULL: no carve rule */
+	const char *test_hpage;   /* the test setting, or NULL */
+	int hstate;               /* HP_*: the huge page size is read at the first request */
+	size_t hpage;             /* the huge page size carving goes by; 0: carving is off */
+	int nres;
+} S;
+/* Tables: the reserves made (for the report at exit), and per rule the size
+ * of its next reserve and of its largest. */
+static struct reserve reserves[RESERVES];
+static uint64_t next_size[POL_MAX_RULES], max_size[POL_MAX_RULES];
+
+void carve_setup(const struct policy *pol, const struct settings *set)
+{
+	int i;
+	for (i = 0; pol && i < pol->nrules; i++)
+		if (pol->rules[i].actions & A_CARVE)
+			S.pol = pol;
+	S.test_hpage = set->test_hpage;
+}
+
+/* The huge page size, read at the first request of a carve rule (a process
+ * that makes none never reads sysfs): 0 where carving is off, (size_t)-1
+ * while another thread is still reading it. */
+static size_t hpage_size(void)
+{
+	int st = __atomic_load_n(&S.hstate, __ATOMIC_ACQUIRE), i;
+	uint64_t h = 0;
+	if (st == HP_READ)
+		return S.hpage;
+	if (st == HP_READING || !__atomic_compare_exchange_n(&S.hstate, &st, HP_READING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return (size_t)-1;
+	if (S.test_hpage) {
+		if (parse_size(S.test_hpage, strlen(S.test_hpage), &h) || h % page_size)
+			h = 0;
+	} else if ((h = os_thp_pmd_size()) == (size_t)-1) { /* (os.c's reader is busy: try again later) */
+		__atomic_store_n(&S.hstate, HP_UNREAD, __ATOMIC_RELEASE);
+		return (size_t)-1;
+	}
+	S.hpage = (size_t)h;
+	if (!h)
+		stats_note(N_CARVE_NO_THP);
+	for (i = 0; h && i < S.pol->nrules; i++) {
+		uint64_t want = S.pol->rules[i].reserve ? S.pol->rules[i].reserve : CARVE_RESERVE_DEFAULT;
+		max_size[i] = (want + h - 1) / h * h;
+		next_size[i] = 4 * h < max_size[i] ? 4 * h : max_size[i];
+	}
+	__atomic_store_n(&S.hstate, HP_READ, __ATOMIC_RELEASE);
+	return S.hpage;
+}
+
+int carve_fits(int rule, size_t len, int flags)
+{
+	size_t h = hpage_size();
+	if (h && h != (size_t)-1 && len < h && h % len == 0 && !(flags & ~(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)))
+		return 1;
+	st_add(&g_stats.rules[rule].carve_uncarved, 1);
+	if (h && h != (size_t)-1 && (len >= h || h % len))
+		stats_note(N_CARVE_UNEVEN);
+	return 0;
+}
+
+/* A fresh mapping of size bytes on a huge page boundary (the program's
+ * prot and flags), through the next mmap as the program's own would go; 0
+ * if there is no room. */
+static uintptr_t map_aligned(size_t size, int prot, int flags)
+{
+	__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(E_mmap);
+	size_t span = size + S.hpage, head;
+	char *q, *a;
+	if (f)
+		sc_note(SC_mmap);
+	q = f ? f(NULL, span, prot, flags, -1, 0) : sys_mmap(NULL, span, prot, flags, -1, 0);
+	if (q == MAP_FAILED)
+		return 0;
+	a = (char *)(((uintptr_t)q + S.hpage - 1) / S.hpage * S.hpage);
+	head = (size_t)(a - q);
+	if (head)
+		sys_munmap(q, head);
+	if (span - head - size)
+		sys_munmap(a + size, span - head - size);
+	return (uintptr_t)a;
+}
+
+uintptr_t carve_take(int rule, size_t len, int prot, int flags, size_t *resident)
+{
+	struct figs_rule *rs = &g_stats.rules[rule];
+	uint64_t size;
+	uintptr_t r;
+	size_t n;
+	int slot = -1;
+	if (!recycle_stock_ok()) {
+		st_add(&rs->carve_uncarved, 1);
+		return 0;
+	}
+	size = __atomic_load_n(&next_size[rule], __ATOMIC_RELAXED);
+	if (!budget_reserve(size)) {
+		st_add(&rs->skip_budget, 1);
+		stats_note(N_BUDGET);
+		return 0;
+	}
+	spin_lock(&S.lock);
+	if (S.nres < RESERVES)
+		reserves[slot = S.nres++].end = 0; /* (filled below: end 0 holds nothing yet) */
+	spin_unlock(&S.lock);
+	if (slot < 0 || !(r = map_aligned((size_t)size, prot, flags))) {
+		budget_release(size);
+		if (slot < 0) {
+			st_add(&rs->skip_table, 1);
+			stats_note(N_TABLE_FULL);
+		}
+		return 0;
+	}
+	sys_madvise((void *)r, (size_t)size, MADV_HUGEPAGE);
+	reserves[slot].rule = rule;
+	reserves[slot].start = r;
+	__atomic_store_n(&reserves[slot].end, r + size, __ATOMIC_RELEASE);
+	st_add(&rs->carve_reserves, 1);
+	st_add(&rs->carve_reserved_bytes, size);
+	if (size < max_size[rule]) /* (two threads may both double it: the cap holds) */
+		__atomic_store_n(&next_size[rule], 2 * size < max_size[rule] ? 2 * size : max_size[rule], __ATOMIC_RELAXED);
+	n = recycle_stock(r, (size_t)size, len, rule, prot, flags);
+	if (n * len < size) { /* no memory to track the rest */
+		sys_munmap((void *)r, (size_t)size - n * len);
+		budget_release(size - n * len);
+	}
+	return recycle_take(rule, len, prot, flags, resident);
+}
+
+/* ---- the report: what the reserves hold at exit ---- */
+
+static struct figs_rule *report_rules;
+
+/* A mapping of smaps: its share of each reserve it overlaps (a reserve
+ * given back and mapped again by someone else is told apart by the advice,
+ * as far as it can be). */
+static void count_vma(void *arg, const struct os_vma *v)
+{
+	int i, n = *(const int *)arg;
+	if (!v->advised || v->end <= v->start || !v->rss)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct reserve *r = &reserves[i];
+		uintptr_t end = __atomic_load_n(&r->end, __ATOMIC_ACQUIRE); /* (0: a slot still being filled) */
+		uintptr_t lo = r->start > v->start ? r->start : v->start, hi = end < v->end ? end : v->end;
+		double part;
+		if (lo >= hi)
+			continue;
+		part = (double)(hi - lo) / (double)(v->end - v->start);
+		report_rules[r->rule].carve_resident_bytes += (uint64_t)((double)v->rss * part);
+		report_rules[r->rule].carve_huge_bytes += (uint64_t)((double)v->anon_huge * part);
+	}
+}
+
+void carve_report(struct figs_rule *rules)
+{
+	int n = __atomic_load_n(&S.nres, __ATOMIC_ACQUIRE);
+	if (!n)
+		return;
+	report_rules = rules;
+	os_smaps_walk(count_vma, &n);
+}
+
+void carve_atfork(int who)
+{
+	if (who == FORK_PREPARE)
+		spin_lock(&S.lock);
+	else if (who == FORK_PARENT)
+		spin_unlock(&S.lock);
+	else { /* the child has the same reserves: its own now */
+		spin_init(&S.lock);
+		if (S.hstate == HP_READING) /* (a thread of the parent's was reading it) */
+			S.hstate = HP_UNREAD;
+	}
+}
