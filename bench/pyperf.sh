@@ -1,24 +1,36 @@
 #!/bin/sh
 # pyperf.sh BUILD [ROUNDS] [PROCESSES] [VALUES]
 #
-# pyperformance benchmarks, run directly with pyperf, under three sides
-# (issue 10):
+# pyperformance benchmarks, run directly with pyperf, under several sides
+# (issues 10 and 20); SIDES= picks them (default: none observe cpython),
+# none first:
 #   none      no preload
 #   observe   LD_PRELOAD=libprefault.so, no policy, PREFAULT_REPORT=none
 #   cpython   LD_PRELOAD=libprefault.so, PREFAULT_POLICY=policies/cpython.policy,
 #             PREFAULT_REPORT=none
+#   recycle   as cpython, with every carve of the policy turned back into
+#             recycle (the policy as it was before issue 20)
+#   thp       no preload, THP `enabled` set to always for the run (root; put
+#             back after every run, and on exit)
+#   hugetlb   no preload, GLIBC_TUNABLES=glibc.malloc.hugetlb=1
 # BENCHMARKS= picks them (default: json_loads richards json_dumps
 # pickle_pure_python; deltablue and nbody also work).  PYMALLOC=malloc adds
 # PYTHONMALLOC=malloc on every side (every object through malloc).
 #
-# Each round runs each side once, in the order none observe cpython and then
-# reversed (ABBA); one run is one pyperf invocation: PROCESSES worker
+# Each round runs each side once, in the order of SIDES and then reversed
+# (ABBA); one run is one pyperf invocation: PROCESSES worker
 # processes (2), each 1 warm-up and VALUES values (3), with the loop count
 # fixed per benchmark by one calibration on the none side first, so every
 # side's workers get the same command line.  The ratio of a round is the
 # side's pyperf mean over none's mean in that round; the line shows the
 # medians of the means and the median (min-max) of the ROUNDS (7) ratios.
-# About 5 minutes with the defaults.
+# About 5 minutes with the defaults.  TIME=cpu measures CPU time instead, the
+# steadier figure on a machine shared with other work (time spent waiting
+# for a CPU is not in it): each of the PROCS workers is started by itself
+# (pyperf's own --worker command line) under bench/py/timed.py, and a
+# round's figure is their CPU time (start-up of the benchmark, warm-up and
+# values; interpreter start and exit left out), with every worker's faults,
+# peak RSS and AnonHugePages.
 #
 # Environment: pyperf's runner gives its workers only PATH, HOME and a few
 # more by default; LD_PRELOAD and PREFAULT_* would not reach them.  So the
@@ -66,36 +78,63 @@ fi
 BM=$("$PY" -c 'import os, pyperformance; print(os.path.join(os.path.dirname(pyperformance.__file__), "data-files", "benchmarks"))')
 [ -e "$B/libprefault.so" ] || { echo "pyperf.sh: no $B/libprefault.so" >&2; exit 2; }
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT INT TERM
 
 SHIM="$B/libprefault.so"
-POL="$ROOT/policies/cpython.policy"
+SIDES=${SIDES:-none observe cpython}
+THP=/sys/kernel/mm/transparent_hugepage/enabled
+# The policies under names of one length: the shipped one, and recycle's.
+cp "$ROOT/policies/cpython.policy" "$T/cpython.policy"
+sed 's/^action = carve$/action = recycle/' "$ROOT/policies/cpython.policy" >"$T/recycle.policy"
+POL="$T/cpython.policy"
 BASE="PATH=/usr/local/bin:/usr/bin:/bin${PYMALLOC:+ PYTHONMALLOC=$PYMALLOC}"
+# Every side sets the same variables, one letter off where they must not act.
 side_env() {
+	p=LX_PRELOAD po=PREFAULX_POLICY r=PREFAULX_REPORT g=GLIBC_TUNABLEX f=cpython
 	case $1 in
-	none) echo "LX_PRELOAD=$SHIM PREFAULX_POLICY=$POL PREFAULX_REPORT=none" ;;
-	observe) echo "LD_PRELOAD=$SHIM PREFAULX_POLICY=$POL PREFAULT_REPORT=none" ;;
-	cpython) echo "LD_PRELOAD=$SHIM PREFAULT_POLICY=$POL PREFAULT_REPORT=none" ;;
+	observe) p=LD_PRELOAD r=PREFAULT_REPORT ;;
+	cpython) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT ;;
+	recycle) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT f=recycle ;;
+	hugetlb) g=GLIBC_TUNABLES ;;
 	esac
+	echo "$p=$SHIM $po=$T/$f.policy $r=none $g=glibc.malloc.hugetlb=1"
 }
+THP_WAS=
+restore_thp() {
+	[ -z "$THP_WAS" ] || echo "$THP_WAS" >"$THP"
+	THP_WAS=
+}
+trap 'restore_thp; rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM
+case " $SIDES " in *" thp "*)
+	if ! [ -w "$THP" ] || [ "$(id -u)" != 0 ]; then
+		echo "pyperf.sh: side thp needs root (it writes $THP)" >&2
+		exit 2
+	fi ;;
+esac
 run_side() { # run_side SIDE CMD...
-	s=$1
+	s=$1 rc=
 	shift
+	if [ "$s" = thp ]; then
+		THP_WAS=$(sed 's/.*\[\(.*\)\].*/\1/' "$THP")
+		echo always >"$THP"
+	fi
 	# shellcheck disable=SC2046,SC2086 # the variables are one word each
-	env -i $BASE $(side_env "$s") "$@"
+	env -i $BASE $(side_env "$s") "$@" || rc=$?
+	restore_thp
+	return ${rc:-0}
 }
 # bench_cmd NAME: the benchmark's script and its own arguments
 bench_cmd() {
 	case $1 in
 	pickle_pure_python) echo "$BM/bm_pickle/run_benchmark.py --pure-python pickle" ;;
+	xml_etree_*) echo "$BM/bm_xml_etree/run_benchmark.py ${1#xml_etree_}" ;;
 	*)
 		[ -f "$BM/bm_$1/run_benchmark.py" ] || { echo "pyperf.sh: no benchmark $1 in $BM" >&2; exit 2; }
 		echo "$BM/bm_$1/run_benchmark.py"
 		;;
 	esac
 }
-SIDES="none observe cpython"
-RSIDES="cpython observe none"
+RSIDES=$(for s in $SIDES; do echo "$s"; done | awk '{ a[NR] = $0 } END { for (i = NR; i > 0; i--) printf "%s ", a[i] }')
 
 # ---- checks before measuring ----
 sz=
@@ -147,27 +186,87 @@ for b in $BENCHMARKS; do
 		order=$SIDES
 		[ $((i % 2)) -eq 1 ] && order=$RSIDES
 		for s in $order; do
-			# shellcheck disable=SC2086
-			run_side "$s" "$PY" $cmd --copy-env -p "$PROCS" -n "$VALUES" -w 1 -l "$loops" \
-				-o "$T/$b.$s.$i.json" >/dev/null
+			if [ "$TIME" != cpu ]; then
+				# shellcheck disable=SC2086
+				run_side "$s" "$PY" $cmd --copy-env -p "$PROCS" -n "$VALUES" -w 1 -l "$loops" \
+					-o "$T/$b.$s.$i.json" >/dev/null
+				continue
+			fi
+			# TIME=cpu: the same workers, started one by one, each under
+			# bench/py/timed.py: the CPU time of its whole run
+			k=0
+			: >"$T/$b.$s.$i.cpu"
+			while [ $k -lt "$PROCS" ]; do
+				rm -f "$T/w.json"
+				# shellcheck disable=SC2086
+				run_side "$s" "$PY" "$ROOT/bench/py/timed.py" $cmd --worker --worker-task=0 -n "$VALUES" -w 1 \
+					-l "$loops" -o "$T/w.json" >/dev/null 2>"$T/err" ||
+					{ echo "pyperf.sh: $b failed under $s:" >&2; cat "$T/err" >&2; exit 1; }
+				sed -n 's/^timed: //p' "$T/err" >>"$T/$b.$s.$i.cpu"
+				k=$((k + 1))
+			done
 		done
 		i=$((i + 1))
 	done
-	"$PY" - "$T" "$b" "$ROUNDS" "$loops" <<'S'
+	# shellcheck disable=SC2086 # the sides, a word each
+	"$PY" - "$T" "$b" "$ROUNDS" "$loops" "${TIME:-wall}" $SIDES <<'S'
 import statistics, sys
 import pyperf
-d, b, n, loops = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-mean = {s: [pyperf.Benchmark.load("%s/%s.%s.%d.json" % (d, b, s, i)).mean() for i in range(n)]
-        for s in ("none", "observe", "cpython")}
+d, b, n, loops, how, sides = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6:]
+def cpu(s, i):  # the workers' CPU time, and their figures
+    runs = [dict(x.split("=") for x in l.split()) for l in open("%s/%s.%s.%d.cpu" % (d, b, s, i))]
+    return sum(float(r["cpu_ms"]) for r in runs) / 1e3, runs
+if how == "cpu":
+    mean = {s: [cpu(s, i)[0] for i in range(n)] for s in sides}
+    figs = {s: [r for i in range(n) for r in cpu(s, i)[1]] for s in sides}
+else:
+    mean = {s: [pyperf.Benchmark.load("%s/%s.%s.%d.json" % (d, b, s, i)).mean() for i in range(n)]
+            for s in sides}
 def fmt(t):
     for unit, f in (("s", 1), ("ms", 1e3), ("us", 1e6), ("ns", 1e9)):
         if t * f >= 1:
             return "%.4g %s" % (t * f, unit)
     return "%.4g ns" % (t * 1e9)
-for s in ("observe", "cpython"):
-    r = sorted(x / y for x, y in zip(mean[s], mean["none"]))
-    print("%-20s %-16s %12s %12s   %.3f (%.3f-%.3f)  %d rounds, loops %s" % (
-        b, s + "/none", fmt(statistics.median(mean["none"])), fmt(statistics.median(mean[s])),
-        statistics.median(r), r[0], r[-1], n, loops))
+with open("%s/ratios" % d, "a") as out:
+    for s in sides[1:]:
+        r = sorted(x / y for x, y in zip(mean[s], mean["none"]))
+        print("%-20s %-16s %12s %12s   %.3f (%.3f-%.3f)  %d rounds, loops %s%s" % (
+            b, s + "/none", fmt(statistics.median(mean["none"])), fmt(statistics.median(mean[s])),
+            statistics.median(r), r[0], r[-1], n, loops, "  SLOWER in every round" if r[0] > 1 else ""))
+        out.write("%s %s %s\n" % (b, s, " ".join("%.6f" % x for x in r)))
+if how == "cpu":
+    for s in sides:
+        f = figs[s]
+        print("%-20s %-16s faults %d, peak RSS %.1f MiB, AnonHugePages %.1f MiB (medians of %d workers)" % (
+            b, s, statistics.median(int(r["faults"]) for r in f), statistics.median(int(r["peak_kb"]) for r in f) / 1024,
+            statistics.median(int(r["huge_kb"]) for r in f) / 1024, len(f)))
 S
+done
+# Per side: the geometric mean of the benchmarks' median ratios, with a
+# 95% interval from resampling the benchmarks.
+"$PY" - "$T/ratios" <<'S'
+import math, random, statistics, sys
+by = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    by.setdefault(f[1], []).append(statistics.median(float(x) for x in f[2:]))
+random.seed(20)
+for s, m in by.items():
+    g = lambda v: math.exp(sum(math.log(x) for x in v) / len(v))
+    boot = sorted(g([random.choice(m) for _ in m]) for _ in range(4000))
+    print("geometric mean %s/none over %d benchmarks: %.3f (95%% interval %.3f to %.3f): %.3fx the speed of none" % (
+        s, len(m), g(m), boot[100], boot[3899], 1 / g(m)))
+S
+# Faults, peak RSS and AnonHugePages of one process per side for FIGURES
+# (one worker's work in-process, pyperf's --debug-single-value, under
+# bench/py/timed.py: the figures at the end of the run, before exit).
+[ "$TIME" = cpu ] && FIGURES=${FIGURES-}
+for b in ${FIGURES-json_dumps json_loads pickle_pure_python xml_etree_process deltablue}; do
+	cmd=$(bench_cmd "$b")
+	for s in $SIDES; do
+		# shellcheck disable=SC2086
+		run_side "$s" "$PY" "$ROOT/bench/py/timed.py" $cmd --debug-single-value -o "$T/fig.json" >/dev/null 2>"$T/err" || true
+		rm -f "$T/fig.json"
+		printf '%-20s %-10s %s\n' "$b" "$s" "$(sed -n 's/^timed: //p' "$T/err")"
+	done
 done

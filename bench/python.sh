@@ -1,44 +1,167 @@
 #!/bin/sh
-# python.sh BUILD [PAIRS]: CPython workloads with and without the shipped
-# cpython policy (Debian's python3), in alternating pairs (ABBA), medians.
-# Also the arena loop: mmap 256 KiB, touch one byte, munmap, with and
-# without a recycle rule.
+# python.sh BUILD [ROUNDS]: CPython workloads (bench/py/*.py) under several
+# sides, interleaved, with medians and per-round ratios (issues 4 and 20).
+#
+# SIDES picks them (default: none recycle carve), in this order:
+#   none     no preload
+#   recycle  the shim, policies/cpython.policy with every carve turned back
+#            into recycle (the policy as it was before issue 20)
+#   carve    the shim, policies/cpython.policy as shipped (carve)
+#   thp      no preload, THP `enabled` set to always for the run (root only;
+#            the setting is put back after every run, and on exit or signal)
+#   hugetlb  no preload, GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (glibc 2.35+:
+#            malloc's heaps advised MADV_HUGEPAGE)
+# WORKLOADS picks the scripts of bench/py (default: all but timed.py and
+# json_roundtrip.py); ARGS_<name> gives one its arguments.
+#
+# Each round runs every side once, in order and then in reverse on the next
+# round (ABBA), each run a fresh python3 under bench/py/timed.py, which times
+# the workload itself (interpreter start and exit left out, as pyperf does)
+# and gives the process's faults, peak RSS and AnonHugePages.  Every side
+# has the same environment, byte for byte in size: the variables a side does
+# not use are set under a name one letter off (LX_PRELOAD, PREFAULX_POLICY,
+# PREFAULX_REPORT, GLIBC_TUNABLEX), with values of the same length, since
+# the environment's size alone moves run times (README, trial).  Runs are
+# pinned to CPU $CPU (default 1; CPU= for none).
+#
+# Prints, per workload and side: the median time and its range over the
+# rounds, the speedup against none (the median of the per-round ratios
+# none/side, with their range), the same for CPU time (user and system: on
+# a machine shared with other work the steadier of the two, since time
+# spent waiting for a CPU is not in it), and the medians of faults, peak
+# RSS and AnonHugePages; then per side the geometric mean of the speedups, and the
+# arena loop (bench/arena.c: mmap 256 KiB, touch a byte, munmap) under
+# recycle and carve.  RAW=FILE keeps every run's figures.
 set -e
-B=${1:-build}
-PAIRS=${2:-7}
+B=$(cd "${1:-build}" && pwd)
+ROUNDS=${2:-7}
 PY=${PY:-/usr/bin/python3}
-SHIM="$(cd "$B" && pwd)/libprefault.so"
-POL="$(pwd)/policies/cpython.policy"
+CPU=${CPU-1}
+SIDES=${SIDES:-none recycle carve}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SHIM="$B/libprefault.so"
+THP=/sys/kernel/mm/transparent_hugepage/enabled
+[ -e "$SHIM" ] || { echo "python.sh: no $SHIM" >&2; exit 2; }
+if [ -z "$WORKLOADS" ]; then
+	WORKLOADS=$(cd "$ROOT/bench/py" && ls ./*.py | sed 's|^\./||; s|\.py$||' | grep -v -e '^timed$' -e '^json_roundtrip$')
+fi
 T=$(mktemp -d)
-med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-plain() { /usr/bin/time -f "%e %R" -o "$T/t" "$PY" "$@" >/dev/null; cat "$T/t"; }
-shimmed() { PREFAULT_REPORT=none LD_PRELOAD="$SHIM" PREFAULT_POLICY="$POL" /usr/bin/time -f "%e %R" -o "$T/t" "$PY" "$@" >/dev/null; cat "$T/t"; }
-"$PY" -c 'import sys; print("python", sys.version.split()[0])'
-printf '%-14s %10s %10s %8s %12s %12s %8s\n' workload plain_s policy_s speedup plain_faults policy_faults cut
-for w in ${WORKLOADS:-churn_json churn_graph churn_text steady}; do
-	: >"$T/$w"
+THP_WAS=
+restore_thp() {
+	if [ -n "$THP_WAS" ]; then
+		echo "$THP_WAS" >"$THP"
+		THP_WAS=
+	fi
+}
+trap 'restore_thp; rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM
+case " $SIDES " in *" thp "*)
+	if ! [ -w "$THP" ] || [ "$(id -u)" != 0 ]; then
+		echo "python.sh: side thp needs root (it writes $THP): left out" >&2
+		SIDES=$(echo "$SIDES" | sed 's/\bthp\b//')
+	fi ;;
+esac
+
+# The two policies, under names of one length.
+sed 's/^action = carve$/action = recycle/' "$ROOT/policies/cpython.policy" >"$T/recyc.policy"
+cp "$ROOT/policies/cpython.policy" "$T/carve.policy"
+side_env() {
+	p=LX_PRELOAD po=PREFAULX_POLICY r=PREFAULX_REPORT g=GLIBC_TUNABLEX f=carve
+	case $1 in
+	recycle) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT f=recyc ;;
+	carve) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT ;;
+	hugetlb) g=GLIBC_TUNABLES ;;
+	esac
+	echo "$p=$SHIM $po=$T/$f.policy $r=none $g=glibc.malloc.hugetlb=1"
+}
+run_side() { # run_side SIDE CMD...: the side's environment and nothing else
+	s=$1 rc=
+	shift
+	pin=
+	[ -n "$CPU" ] && command -v taskset >/dev/null && pin="taskset -c $CPU"
+	if [ "$s" = thp ]; then
+		THP_WAS=$(sed 's/.*\[\(.*\)\].*/\1/' "$THP")
+		echo always >"$THP"
+	fi
+	# shellcheck disable=SC2046,SC2086 # one word each
+	env -i PATH=/usr/local/bin:/usr/bin:/bin $(side_env "$s") $pin "$@" || rc=$?
+	restore_thp
+	return ${rc:-0}
+}
+sz=
+for s in $SIDES; do
+	n=$(run_side "$s" /usr/bin/env | wc -c)
+	[ -z "$sz" ] || [ "$n" = "$sz" ] || { echo "python.sh: environment of side $s is $n bytes, not $sz" >&2; exit 1; }
+	sz=$n
+done
+
+echo "python.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), THP $(sed 's/.*\[\(.*\)\].*/\1/' "$THP")"
+echo "  $("$PY" -c 'import sys; print("python", sys.version.split()[0])'); $ROUNDS rounds, sides: $SIDES; ${CPU:+pinned to CPU $CPU; }environment $sz bytes on every side"
+RSIDES=$(for s in $SIDES; do echo "$s"; done | awk '{ a[NR] = $0 } END { for (i = NR; i > 0; i--) printf "%s ", a[i] }')
+: >"$T/data"
+for w in $WORKLOADS; do
+	eval "args=\${ARGS_$w:-}"
 	i=0
-	while [ $i -lt "$PAIRS" ]; do
-		if [ $((i % 2)) -eq 0 ]; then a=$(plain bench/py/$w.py); b=$(shimmed bench/py/$w.py)
-		else b=$(shimmed bench/py/$w.py); a=$(plain bench/py/$w.py); fi
-		echo "$a $b" >>"$T/$w"
+	while [ "$i" -lt "$ROUNDS" ]; do
+		order=$SIDES
+		[ $((i % 2)) -eq 1 ] && order=$RSIDES
+		for s in $order; do
+			# shellcheck disable=SC2086
+			run_side "$s" "$PY" "$ROOT/bench/py/timed.py" "$ROOT/bench/py/$w.py" $args >/dev/null 2>"$T/err" ||
+				{ echo "python.sh: $w failed under $s:" >&2; cat "$T/err" >&2; exit 1; }
+			echo "$w $s $i $(sed -n 's/^timed: //p' "$T/err")" >>"$T/data"
+		done
 		i=$((i + 1))
 	done
-	ta=$(awk '{print $1}' "$T/$w" | med); tb=$(awk '{print $3}' "$T/$w" | med)
-	fa=$(awk '{print $2}' "$T/$w" | med); fb=$(awk '{print $4}' "$T/$w" | med)
-	r=$(awk '{printf "%.4f\n", $1 / $3}' "$T/$w" | med)
-	[ -n "$RAW" ] && cat "$T/$w"
-	printf '%-14s %10s %10s %7.2fx %12s %12s %7.1fx\n' "$w" "$ta" "$tb" "$r" "$fa" "$fb" "$(echo "$fa $fb" | awk '{print $1 / $2}')"
 done
+[ -z "$RAW" ] || cp "$T/data" "$RAW"
+"$PY" - "$T/data" $SIDES <<'S'
+import math, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    kv = dict(x.split("=") for x in f[3:])
+    rows.setdefault((f[0], f[1]), {})[int(f[2])] = {k: float(v) for k, v in kv.items()}
+sides = sys.argv[2:]
+works = list(dict.fromkeys(w for w, s in rows))
+med = statistics.median
+print("%-12s %-8s %22s %26s %26s %9s %10s %10s" % ("workload", "side", "ms: median (min-max)", "speedup: median (min-max)",
+                                                   "CPU time speedup", "faults", "peak RSS", "AnonHuge"))
+speed = {s: [] for s in sides}
+cpu = {s: [] for s in sides}
+for w in works:
+    for s in sides:
+        r = rows[(w, s)]
+        ms = [r[i]["ms"] for i in sorted(r)]
+        line = "%-12s %-8s %9.1f (%.1f-%.1f)" % (w, s, med(ms), min(ms), max(ms))
+        if "none" in sides and s != "none":
+            for k, keep in (("ms", speed), ("cpu_ms", cpu)):
+                q = sorted(rows[(w, "none")][i][k] / r[i][k] for i in r)
+                keep[s].append(med(q))
+                line += "   %6.3fx (%.3f-%.3f)" % (med(q), q[0], q[-1])
+        else:
+            line += " " * 52
+        line += " %9d %8.1f M %8.1f M" % (med([r[i]["faults"] for i in r]), med([r[i]["peak_kb"] for i in r]) / 1024,
+                                          med([r[i]["huge_kb"] for i in r]) / 1024)
+        print(line)
+for s in sides:
+    for what, v in (("", speed[s]), (" in CPU time", cpu[s])):
+        if v:
+            g = math.exp(sum(math.log(x) for x in v) / len(v))
+            print("geometric mean of the speedups%s, %s: %.3fx over %d workloads (lowest %.3f, highest %.3f)" % (
+                what, s, g, len(v), min(v), max(v)))
+S
 # the arena loop
-POL2="$T/arena.policy"
-printf '[global]\nreport = none\n[rule a]\ncall = mmap\nsize = 256K\naction = recycle\n' >"$POL2"
+printf '[global]\nreport = none\n[rule a]\ncall = mmap\nsize = 256K\naction = recycle\n' >"$T/arena-r.policy"
+printf '[global]\nreport = none\n[rule a]\ncall = mmap\nsize = 256K\naction = carve\n' >"$T/arena-c.policy"
 : >"$T/arena"
 i=0
-while [ $i -lt "$PAIRS" ]; do
-	a=$("$B/bench/arena" 100000 256 1); b=$(LD_PRELOAD="$SHIM" PREFAULT_POLICY="$POL2" "$B/bench/arena" 100000 256 1)
-	echo "$a $b" >>"$T/arena"
+while [ "$i" -lt "$ROUNDS" ]; do
+	a=$("$B/bench/arena" 100000 256 1)
+	b=$(LD_PRELOAD="$SHIM" PREFAULT_POLICY="$T/arena-r.policy" "$B/bench/arena" 100000 256 1)
+	c=$(LD_PRELOAD="$SHIM" PREFAULT_POLICY="$T/arena-c.policy" "$B/bench/arena" 100000 256 1)
+	echo "$a $b $c" >>"$T/arena"
 	i=$((i + 1))
 done
-echo "arena loop (mmap 256 KiB, touch 1 byte, munmap): plain $(awk '{print $1}' "$T/arena" | med) ns, recycle $(awk '{print $3}' "$T/arena" | med) ns per iteration; median speedup $(awk '{printf "%.3f\n", $1 / $3}' "$T/arena" | med)x; faults per 100000: $(awk '{print $2}' "$T/arena" | med) vs $(awk '{print $4}' "$T/arena" | med)"
-rm -rf "$T"
+med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+echo "arena loop (mmap 256 KiB, touch 1 byte, munmap; ns an iteration, faults per 100000): plain $(awk '{print $1}' "$T/arena" | med) ns, $(awk '{print $2}' "$T/arena" | med) faults; recycle $(awk '{print $3}' "$T/arena" | med) ns, $(awk '{print $4}' "$T/arena" | med) faults; carve $(awk '{print $5}' "$T/arena" | med) ns, $(awk '{print $6}' "$T/arena" | med) faults"

@@ -41,6 +41,14 @@
  * (every byte reads zero after it); asking only saves faulting in pages the
  * program never touched, so the hint can cost time when wrong, never data.
  *
+ * Stock (carve.c): the slices of a huge-page reserve a carve rule mapped,
+ * kept as regions that were never the program's.  They read zero, so the
+ * next request takes one without clearing; they hold none of the program's
+ * memory, so they count neither against recycle_max nor as kept; for the
+ * rest they are kept regions: given back when the range is wanted, when
+ * memory is short, at exit.  Kept regions that touch are given back in one
+ * munmap, so a reserve whose slices are all free goes back whole.
+ *
  * Kept regions are charged to the budget and limited by recycle_max per
  * rule; they are given back (unmapped) when memory gets short, when an mmap
  * fails with ENOMEM (then retried), and at exit.  A kept range is, to the
