@@ -28,7 +28,7 @@
 #include "figs.h" /* enum fig_kind: how a counter adds up across a tree */
 
 #define PROFILE_MAGIC "prefault-profile"
-#define PROFILE_VERSION 4
+#define PROFILE_VERSION 5
 /* Snapshots: the first this many seconds after a process's start, then at
  * most one this often (longer after one that took long). */
 #define PROFILE_SNAP_S 1
@@ -102,7 +102,8 @@
 	X(ranges_faulted, "ranges_faulted", FK_SUM) /* mapped ranges that took a sampled fault */                 \
 	X(ranges_early, "ranges_early", FK_SUM)     /* ... whose first came within 5 ms of the map */             \
 	X(faults_early, "faults_early", FK_SUM)     /* sampled faults within 5 ms of their range's map */         \
-	X(delay_us, "delay_us", FK_SUM)             /* sum over ranges of map-to-first-fault time */
+	X(delay_us, "delay_us", FK_SUM)             /* sum over ranges of map-to-first-fault time */         \
+	X(huge, "huge_bytes_at_exit", FK_SUM)       /* AnonHugePages of its live ranges, when written */
 
 #define PROFILE_X_MEMBER(m, key, merge) uint64_t m;
 #endif

@@ -122,8 +122,10 @@ static void site_line(struct sbuf *sb, const struct site *s, int live)
 	if (s->pk & PK_EXEC) sb_chr(sb, 'x');
 	if (!(s->pk & (PK_READ | PK_WRITE | PK_EXEC))) sb_str(sb, "none");
 	profile_tab_u64(sb, 1ull << s->klass);
-	if (live) /* what is still mapped counts as touched, in the file only */
+	if (live) { /* what is still mapped counts as touched, in the file only */
 		w.touched += s->live_touched;
+		w.huge = s->live_huge;
+	}
 #define FIELD(m, key, merge) profile_tab_u64(sb, w.m);
 	PROFILE_SITE_COUNTS(FIELD)
 #undef FIELD

@@ -34,6 +34,7 @@ struct site {
 	 * measured them (write_lock held): added to touched in the file, never
 	 * to the counter, so that a file written again counts them once. */
 	uint64_t live_touched;
+	uint64_t live_huge; /* ... and their AnonHugePages (smaps), the same way */
 };
 
 /* A live mapping or block, or one recently gone (late samples still land). */
@@ -145,7 +146,8 @@ void tables_fork_child(void);
 /* Charge a sampled fault at addr, taken at time t (CLOCK_MONOTONIC ns), to
  * its site; -1 if no site's range holds it.  live_lock is taken inside. */
 int tables_fault(uintptr_t addr, uint64_t t);
-/* Measure what is still mapped, into each site's live_touched (write_lock
+/* Measure what is still mapped, into each site's live_touched, and its
+ * huge pages (smaps) into live_huge (write_lock
  * held): 0, or -1 if *stop was set on the way (stop NULL: never stops). */
 int tables_live_touched(const int *stop);
 /* Resident bytes of [s, e), the partial pages at the ends counted only for

@@ -344,12 +344,43 @@ static int walk(struct rtree *t, const int *stop)
 	}
 }
 
+/* A mapping of smaps with huge pages: its share to each live range in it,
+ * in proportion to the part of it the range covers.  The lock is taken per
+ * mapping, never across the file's reads. */
+struct huge_walk {
+	const int *stop;
+	int stopped;
+};
+static void huge_of(void *arg, const struct os_vma *v)
+{
+	struct huge_walk *h = arg;
+	struct rnode *n;
+	if (h->stopped || !v->anon_huge || v->end <= v->start)
+		return;
+	if (live_lock_or_stop(h->stop) < 0) {
+		h->stopped = 1;
+		return;
+	}
+	for (n = rt_first(&P.live_maps, v->start); n && n->start < v->end; n = rt_next(&P.live_maps, n)) {
+		uintptr_t lo = n->start > v->start ? n->start : v->start, hi = n->end < v->end ? n->end : v->end;
+		P.sites[((struct live *)n)->site].live_huge +=
+			(uint64_t)((double)v->anon_huge * (double)(hi - lo) / (double)(v->end - v->start));
+	}
+	spin_unlock(&P.live_lock);
+}
+
 int tables_live_touched(const int *stop)
 {
+	struct huge_walk h = { stop, 0 };
 	unsigned i;
-	for (i = 0; i < P.nsites; i++)
+	for (i = 0; i < P.nsites; i++) {
 		P.sites[P.used[i]].live_touched = 0;
-	return walk(&P.live_maps, stop) == 0 && walk(&P.live_blocks, stop) == 0 ? 0 : -1;
+		P.sites[P.used[i]].live_huge = 0;
+	}
+	if (walk(&P.live_maps, stop) != 0 || walk(&P.live_blocks, stop) != 0)
+		return -1;
+	(void)os_smaps_walk(huge_of, &h); /* (unreadable: no huge pages said) */
+	return h.stopped ? -1 : 0;
 }
 
 void tables_fork_child(void)

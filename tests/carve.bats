@@ -3,6 +3,7 @@
 # arenas), served from huge-page reserves, each slice as a mapping of its own
 # to everything the program can ask.
 load helpers
+unset PFPROBE_SMALL_PAGES # (carving is about huge pages: pfprobe must not turn them off)
 
 CARVE="$B/probes/carveprobe"
 HPAGE=$(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_size 2>/dev/null || echo 0)
@@ -212,4 +213,16 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	run --separate-stderr "$PF" check "$POLICIES/cpython.policy"
 	[ "$status" -eq 0 ]
 	grep -q -- '-> recycle,carve recycle_max=64M reserve=64M' <<<"$output"
+}
+
+@test "prefault profile shows each site's huge pages at exit: none for 1 MiB arenas, all of an advised aligned mapping" {
+	needs_pmd_thp
+	needs_plain_runtime
+	run --separate-stderr "$PF" profile -o "$BATS_TEST_TMPDIR/p.json" -- "$CARVE" advised 16M
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/p.json"
+	[ "$(jget "$f" "[s for s in d['sites'] if s['size_min'] == 1 << 20][0]['huge_bytes_at_exit']")" -eq 0 ]
+	[ "$(jget "$f" "[s for s in d['sites'] if s['size_min'] > 1 << 24][0]['huge_bytes_at_exit']")" -eq $((16 << 20)) ]
+	grep -Eq '^ +[0-9]+ +[0-9.]+% +1 +0 +[0-9.]+ MiB +[0-9.]+% +16.0 MiB mmap' <<<"$stderr"
 }

@@ -319,14 +319,15 @@ code_name() {
 		run --separate-stderr "$PF" profile -- /bin/true
 	echo "$stderr"
 	[ "$status" -ne 0 ]
-	grep -q 'a profile of format version 2; this prefault reads version 4' <<<"$stderr"
+	v=$(sed -n 's/^#define PROFILE_VERSION \([0-9]*\)$/\1/p' "$BATS_TEST_DIRNAME/../lib/profile_format.h")
+	grep -q "a profile of format version 2; this prefault reads version $v" <<<"$stderr"
 	# a record with the wrong number of fields is named with its line
-	FAKE_PROFILE=$'prefault-profile\t4\nprocess\t1\t0\tx\n\nend\n' PREFAULT_SHIM="$d/oldshim.so" \
+	FAKE_PROFILE="prefault-profile"$'\t'"$v"$'\nprocess\t1\t0\tx\n\nend\n' PREFAULT_SHIM="$d/oldshim.so" \
 		run --separate-stderr "$PF" profile -- /bin/true
 	echo "$stderr"
 	grep -q ':2: a "process" record with 3 fields, not 4' <<<"$stderr"
 	# and one that is right is read
-	FAKE_PROFILE=$'prefault-profile\t4\nprocess\t1\t0\tx\t/x\nperf\tok\t-\ncount\tminor\t7\ncount\tshim_faults\t2\nend\n' \
+	FAKE_PROFILE="prefault-profile"$'\t'"$v"$'\nprocess\t1\t0\tx\t/x\nperf\tok\t-\ncount\tminor\t7\ncount\tshim_faults\t2\nend\n' \
 		PREFAULT_SHIM="$d/oldshim.so" run --separate-stderr "$PF" profile -o "$d/p.json" -- /bin/true
 	echo "$stderr"
 	[ "$status" -eq 0 ]

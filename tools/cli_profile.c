@@ -52,17 +52,18 @@ static void print_table(FILE *o, const struct profiled *p, const char *cmd)
 	print_profile_counts(o, m, p->nproc, cmd);
 	print_snapshots(o, p);
 	fprintf(o, "\nMapping sites, heaviest first:\n");
-	fprintf(o, "  %8s %6s %6s %6s %10s %8s %-6s %-9s %s\n", "faults", "share", "maps", "unmaps", "mapped", "touched",
-	        "call", "size", "site");
+	fprintf(o, "  %8s %6s %6s %6s %10s %8s %9s %-6s %-9s %s\n", "faults", "share", "maps", "unmaps", "mapped", "touched",
+	        "huge", "call", "size", "site");
 	for (i = 0; i < m->nsites && i < 20; i++) {
 		const struct psite *s = &m->sites[i];
-		char b[32], sz[32], lab[300];
+		char b[32], sz[32], hg[32], lab[300];
 		human_size(b, sizeof b, s->bytes);
 		human_size(sz, sizeof sz, s->size_min);
+		human_size(hg, sizeof hg, s->huge);
 		site_label(lab, sizeof lab, s);
-		fprintf(o, "  %8llu %5.1f%% %6llu %6llu %10s %7.1f%% %-6s %-9s %s\n", (unsigned long long)s->faults,
+		fprintf(o, "  %8llu %5.1f%% %6llu %6llu %10s %7.1f%% %9s %-6s %-9s %s\n", (unsigned long long)s->faults,
 		        100.0 * (double)s->faults / (double)tot, (unsigned long long)s->maps, (unsigned long long)s->unmaps, b,
-		        s->bytes ? 100.0 * (double)s->touched / (double)s->bytes : 0.0, s->call, sz, tty_str(lab));
+		        s->bytes ? 100.0 * (double)s->touched / (double)s->bytes : 0.0, hg, s->call, sz, tty_str(lab));
 	}
 	if (m->nsites > 20)
 		fprintf(o, "  ... %zu more sites in the JSON\n", m->nsites - 20);

@@ -12,7 +12,9 @@
  *                   zero, fill them (densely, sparsely, one byte), unmap them
  *                   (in order, in reverse, every other first).  Prints
  *                   nonzero= and faults=.
- *   nothp N SIZE    PR_SET_THP_DISABLE, then N times: map, touch, unmap.
+ *   advised SIZE    maps SIZE on a huge page boundary, advised MADV_HUGEPAGE,
+ *                   and 8 slices of 1 MiB as they come (arenas), touches them
+ *                   all and exits with them mapped.
  *
  * Sizes take K, M, G suffixes.
  */
@@ -271,18 +273,25 @@ int main(int argc, char **argv)
 		len = parse_size(argv[3]);
 		return cmd_zero(atoi(argv[2]), atoi(argv[4]));
 	}
-	if (argc >= 4 && !strcmp(argv[1], "nothp")) {
-		int i, n = atoi(argv[2]);
-		len = parse_size(argv[3]);
-		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-		for (i = 0; i < n; i++) {
-			char *p = map();
-			p[0] = 1;
-			munmap(p, len);
-		}
+	if (argc >= 3 && !strcmp(argv[1], "advised")) {
+		size_t size = parse_size(argv[2]), hp = 2u << 20, k;
+		char *p;
+		FILE *fp = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+		if (fp && fscanf(fp, "%zu", &hp) != 1)
+			hp = 2u << 20;
+		if (fp)
+			fclose(fp);
+		len = size + hp;
+		p = map();
+		p += (hp - (uintptr_t)p % hp) % hp;
+		madvise(p, size, MADV_HUGEPAGE);
+		memset(p, 1, size);
+		len = 1u << 20;
+		for (k = 0; k < 8; k++)
+			memset(map(), 1, len);
 		printf("ok=1\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: carveprobe own SIZE | zero N SIZE ROUNDS | nothp N SIZE\n");
+	fprintf(stderr, "usage: carveprobe own SIZE | zero N SIZE ROUNDS | advised SIZE\n");
 	return 2;
 }
