@@ -22,6 +22,8 @@ enum {
 	                 * recycling: see recycle.c; never needed for correctness) */
 	RF_MADE = 8,    /* the shim made pages of it resident (populated, locked,
 	                 * queued, or a reused region it cleared): see pf_uffd */
+	RF_AUTO = 16,   /* the learner watches it (auto.c): no rule, no charge;
+	                 * `rule` holds its site */
 };
 
 /* A tracked region, as the tables hand it out. */

@@ -121,6 +121,14 @@ static void thp_read(void)
 	}
 }
 
+int os_thp_mode(void)
+{
+	int m = thp_mode(THP_DIR "enabled");
+	if (m <= 0 || sys_n(SC_prctl, PR_GET_THP_DISABLE, 0, 0, 0, 0, 0) == 1)
+		return THP_NONE;
+	return m == 1 ? THP_MADVISE : THP_ALWAYS;
+}
+
 int os_large_pages_possible(size_t len, int advised)
 {
 	int st = __atomic_load_n(&S.thp_state, __ATOMIC_ACQUIRE), expect = 0;

@@ -41,6 +41,14 @@ void meter_read(const struct meter *m, struct faults *f, uint64_t *ns);
  * counts them without the meter's system calls. */
 int os_large_pages_possible(size_t len, int advised);
 
+/* Transparent huge pages for this process: THP_NONE (set to never, or
+ * PR_SET_THP_DISABLE on this process, inherited across fork and exec:
+ * either way MADV_HUGEPAGE gets nothing), THP_ALWAYS, or THP_MADVISE (only
+ * where advised: then small pages and huge pages can both be had, and
+ * compared).  Reads sysfs and asks prctl: once, at start-up. */
+enum { THP_NONE, THP_ALWAYS, THP_MADVISE };
+int os_thp_mode(void);
+
 /* Read up to cap-1 bytes of a (small, /proc-like) file; NUL-terminated.
  * Returns the length, or -1 with errno set. */
 long os_read_file(const char *path, char *buf, size_t cap);
