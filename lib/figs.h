@@ -156,14 +156,17 @@ struct figs_auto {
 };
 #define FIGS_MAX_AUTO 96
 
-/* The learner's budget: field, JSON path (in the report's "auto" object), kind. */
-#define PF_AUTO_PROC_FIGS(X)                                                            \
-	X(auto_limit, "budget.limit", FK_SUM)                                                  \
-	X(auto_held, "budget.held", FK_SUM)                                                    \
-	X(auto_held_peak, "budget.held_peak", FK_MAX)                                          \
-	X(auto_program_peak, "budget.program_peak", FK_MAX)                                    \
-	X(auto_percent, "budget.percent", FK_MAX)                                              \
-	X(auto_cap, "budget.cap", FK_MAX)                                                      \
+/* The learner's budget: field, JSON path (in the report's "auto" object),
+ * kind.  limit: what RSS may have over the program's own peak; over_peak:
+ * the most it was seen to have. */
+#define PF_AUTO_PROC_FIGS(X)                                                                 \
+	X(auto_limit, "budget.limit", FK_SUM)                                                \
+	X(auto_held, "budget.held", FK_SUM)                                                  \
+	X(auto_held_peak, "budget.held_peak", FK_MAX)                                        \
+	X(auto_program_peak, "budget.program_peak", FK_MAX)                                  \
+	X(auto_over_peak, "budget.over_peak", FK_MAX)                                        \
+	X(auto_percent, "budget.percent", FK_MAX)                                            \
+	X(auto_cap, "budget.cap", FK_MAX)                                                    \
 	X(auto_sites, "sites_seen", FK_SUM)
 
 /* A budget limit never worked out (JSON null: nothing needed one). */

@@ -353,15 +353,17 @@ void rt_auto(struct sbuf *sb, const struct figs_proc *p)
 	sb_u64(sb, p->auto_sites);
 	sb_str(sb, p->auto_sites == 1 ? " site; held " : " sites; held ");
 	sb_size_human(sb, p->auto_held_peak);
+	sb_str(sb, " at most; RSS over the program's own peak (");
+	sb_size_human(sb, p->auto_program_peak);
+	sb_str(sb, ") ");
+	sb_size_human(sb, p->auto_over_peak);
 	sb_str(sb, " at most, of a budget of ");
 	sb_size_human(sb, p->auto_limit);
 	sb_str(sb, " (the lesser of ");
 	sb_u64(sb, p->auto_percent);
-	sb_str(sb, "% of the program's peak, ");
-	sb_size_human(sb, p->auto_program_peak);
-	sb_str(sb, ", and ");
+	sb_str(sb, "% of that peak and ");
 	sb_size_human(sb, p->auto_cap);
-	sb_str(sb, "; 2 MiB at least)\n");
+	sb_str(sb, ", 2 MiB at least)\n");
 	for (i = 0; i < p->nauto; i++) {
 		sb_str(sb, "prefault:   auto: ");
 		rt_auto_site(sb, &p->autos[i]);

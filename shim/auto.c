@@ -93,7 +93,7 @@
 #define LEAD_MAX (64ull << 20)
 #define IDLE_NS (200ull * 1000 * 1000)
 #define BUDGET_FLOOR (2ull << 20)
-#define PEAK_EVERY_NS (20ull * 1000 * 1000)
+#define RSS_EVERY_NS (10ull * 1000 * 1000)
 #define STACK (64u << 10)
 
 enum { AS_OBSERVE, AS_DECIDING, AS_RECYCLE, AS_POPULATE, AS_BACKGROUND, AS_FRONT, AS_OFF };
@@ -153,7 +153,9 @@ static struct {
 	int nsites, nlisted;
 	uint64_t t0;
 	uint64_t pct, cap;       /* the budget's terms */
-	uint64_t prog_peak, peak_at, held_peak;
+	uint64_t prog_peak, held_peak, over_peak;
+	uint64_t rss, rss_at;    /* RSS at the last look, and when */
+	uint64_t grown, added;   /* since: mapped anew by the program, populated ahead by us */
 	uint64_t front_held;     /* the watches' charges */
 	int thp;                 /* os_thp_mode() */
 	int ncpu;
@@ -162,9 +164,22 @@ static struct {
 	int nwatchers, nwatch;
 } S;
 
-/* ---- set-up and the budget ---- */
-
-static void note_held(void);
+/* ---- set-up and the budget ----
+ *
+ * The bound: the process's RSS (the program's own and what the learner
+ * holds) never more than the program's own peak and the extra (the lesser
+ * of PERCENT of that peak and CAP, never less than 2 MiB).  Keeping a
+ * region the program unmaps leaves RSS as it was (an arena the program
+ * freed was in its peak already): so keeping is allowed while RSS is under
+ * that top, and what is kept is given back (trimmed) as soon as the
+ * program grows past it by other means.  Populating ahead of the program
+ * adds to RSS: it must fit under the top as it is.
+ *
+ * RSS is read (statm; the program's own is that less what the learner
+ * holds; its peak the most seen so, or getrusage's peak less the most the
+ * learner held, whichever is more) while the learner holds something: at
+ * most every 10 ms, and again once the program has mapped as much as the
+ * extra anew.  Four system calls a time, none when nothing is held. */
 
 static uint64_t program_faults(void)
 {
@@ -174,27 +189,23 @@ static uint64_t program_faults(void)
 	return f.minor + f.major > ours ? f.minor + f.major - ours : 0;
 }
 
-/* The program's peak, again if it is older than 20 ms (or now: force). */
-static void peak_refresh(uint64_t now, int force)
+static uint64_t held(void) { return recycle_kept_total() + __atomic_load_n(&S.front_held, __ATOMIC_RELAXED); }
+
+static void atomic_max(uint64_t *v, uint64_t x)
 {
-	uint64_t last = __atomic_load_n(&S.peak_at, __ATOMIC_RELAXED), rss, est, peak;
-	struct rusage ru;
-	if (!force && last && now - last < PEAK_EVERY_NS)
-		return;
-	if (!__atomic_compare_exchange_n(&S.peak_at, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		return;
-	if (sys_getrusage(RUSAGE_SELF, &ru) != 0)
-		return;
-	rss = (uint64_t)ru.ru_maxrss << 10;
-	/* (what the learner held may be in the peak: never counted as the program's) */
-	note_held();
-	est = rss > __atomic_load_n(&S.held_peak, __ATOMIC_RELAXED) ? rss - S.held_peak : 0;
-	peak = __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED);
-	while (est > peak && !__atomic_compare_exchange_n(&S.prog_peak, &peak, est, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	uint64_t cur = __atomic_load_n(v, __ATOMIC_RELAXED);
+	while (x > cur && !__atomic_compare_exchange_n(v, &cur, x, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
 
-static uint64_t limit(void)
+static void note_held(void)
+{
+	uint64_t h = held(), k = recycle_kept_peak();
+	atomic_max(&S.held_peak, k > h ? k : h); /* (kept regions may have peaked between two looks) */
+}
+
+/* What RSS may have over the program's own peak. */
+static uint64_t extra(void)
 {
 	uint64_t b = __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED) / 100 * S.pct;
 	if (b > S.cap)
@@ -202,47 +213,70 @@ static uint64_t limit(void)
 	return b < BUDGET_FLOOR && S.cap >= BUDGET_FLOOR ? BUDGET_FLOOR : b;
 }
 
-static uint64_t held(void) { return recycle_kept_total() + __atomic_load_n(&S.front_held, __ATOMIC_RELAXED); }
+static uint64_t top(void) { return __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED) + extra(); }
 
-static void note_held(void)
+/* RSS read again if older than 10 ms, or the program has mapped the extra
+ * anew since (or now: force).  Over the top: kept regions go back, and no
+ * more are kept until the next look finds room. */
+static void rss_refresh(uint64_t now, int force)
 {
-	uint64_t h = held(), k = recycle_kept_peak(), p = __atomic_load_n(&S.held_peak, __ATOMIC_RELAXED);
-	if (k > h) /* (kept regions may have peaked between two looks) */
-		h = k;
-	while (h > p && !__atomic_compare_exchange_n(&S.held_peak, &p, h, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, h;
+	struct rusage ru;
+	if (!force && last && now - last < RSS_EVERY_NS && __atomic_load_n(&S.grown, __ATOMIC_RELAXED) < extra())
+		return;
+	if (!__atomic_compare_exchange_n(&S.rss_at, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	note_held();
+	rss = os_rss_now();
+	h = held();
+	atomic_max(&S.prog_peak, rss > h ? rss - h : 0);
+	if (sys_getrusage(RUSAGE_SELF, &ru) == 0) {
+		uint64_t max = (uint64_t)ru.ru_maxrss << 10, hp = __atomic_load_n(&S.held_peak, __ATOMIC_RELAXED);
+		atomic_max(&S.prog_peak, max > hp ? max - hp : 0);
+	}
+	__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.grown, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
+	if (rss > top()) { /* the program grew back, by other means than reusing */
+		uint64_t k = recycle_kept_total(), over = rss - top();
+		recycle_trim(k > over ? k - over : 0);
+		recycle_cap(0);
+		rss -= k - recycle_kept_total();
+	} else {
+		recycle_cap(UINT64_MAX);
+	}
+	if (rss > S.prog_peak)
+		atomic_max(&S.over_peak, rss - S.prog_peak);
 }
 
-/* Recycling may keep what the front does not hold. */
-static void cap_recycling(void)
+/* The program maps len anew (not a reused region). */
+static void grows(uint64_t len)
 {
-	uint64_t l = limit(), f = __atomic_load_n(&S.front_held, __ATOMIC_RELAXED);
-	recycle_cap(l > f ? l - f : 0);
+	if (held()) {
+		__atomic_add_fetch(&S.grown, len, __ATOMIC_RELAXED);
+		rss_refresh(os_now_ns(), 0);
+	}
 }
 
-/* Room for n more bytes of the front's (the peak read again first if
- * there is none): 1 and charged, or 0. */
+/* Room under the top for n bytes more made resident (populating ahead):
+ * 1 and charged, or 0. */
 static int front_reserve(uint64_t n, uint64_t now)
 {
-	uint64_t cur;
-	if (held() + n > limit()) {
-		peak_refresh(now, 0);
-		if (held() + n > limit())
+	if (S.rss + S.added + n > top()) {
+		rss_refresh(now, 0);
+		if (S.rss + S.added + n > top())
 			return 0;
 	}
-	cur = __atomic_add_fetch(&S.front_held, n, __ATOMIC_RELAXED);
-	(void)cur;
+	__atomic_add_fetch(&S.added, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&S.front_held, n, __ATOMIC_RELAXED);
 	note_held();
-	cap_recycling();
 	return 1;
 }
 
 static void front_release(uint64_t n)
 {
-	if (!n)
-		return;
-	__atomic_sub_fetch(&S.front_held, n, __ATOMIC_RELAXED);
-	cap_recycling();
+	if (n)
+		__atomic_sub_fetch(&S.front_held, n, __ATOMIC_RELAXED);
 }
 
 struct policy *auto_setup(const struct settings *set)
@@ -256,8 +290,7 @@ struct policy *auto_setup(const struct settings *set)
 	S.t0 = os_now_ns();
 	S.thp = os_thp_mode();
 	S.ncpu = os_online_cpus();
-	peak_refresh(S.t0, 1);
-	cap_recycling();
+	rss_refresh(S.t0, 1);
 	auto_on = 1;
 	return &P;
 }
@@ -480,8 +513,7 @@ static void decide_recycle(int i, uint64_t len, uint32_t n, uint64_t us)
 		return;
 	}
 	spin_unlock(&S.lock);
-	peak_refresh(os_now_ns(), 1);
-	cap_recycling();
+	rss_refresh(os_now_ns(), 1);
 	rule = new_rule(i, A_RECYCLE, len, len);
 	memset(s->len, 0, sizeof s->len);
 	s->len[0] = len;
@@ -534,16 +566,16 @@ int auto_request(const struct request *rq, int *watch)
 	if (len > s->size_max)
 		s->size_max = len;
 	st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	if (st != AS_RECYCLE || !recycles(s, len))
+		grows(len); /* (mapped anew: RSS may grow past the top) */
 	switch (st) {
 	case AS_RECYCLE:
 		if (!recycles(s, len))
 			break; /* watched: it may churn too */
 		if (!(n & 63))
 			recycle_review(i);
-		/* Near the cap: perhaps the program has grown (a getrusage, at
-		 * most every 20 ms). */
-		if (recycle_kept_total() + len > limit())
-			peak_refresh(os_now_ns(), 0), cap_recycling();
+		if (recycle_kept_total()) /* (what it maps may be a reuse, or not) */
+			rss_refresh(os_now_ns(), 0);
 		note_held();
 		return s->rule;
 	case AS_POPULATE:
@@ -602,7 +634,11 @@ void auto_gone(const struct region *r)
 	if (!(r->flags & RF_AUTO)) {
 		/* A region under one of the learner's rules: a populated site that
 		 * turns out to churn is better recycled. */
-		if (r->rule < 0 || r->rule >= __atomic_load_n(&P.nrules, __ATOMIC_ACQUIRE) || (r->flags & RF_RECYCLE))
+		if (r->flags & RF_RECYCLE) { /* to be kept: is there room? */
+			rss_refresh(os_now_ns(), 0);
+			return;
+		}
+		if (r->rule < 0 || r->rule >= __atomic_load_n(&P.nrules, __ATOMIC_ACQUIRE))
 			return;
 		i = rule_site[r->rule];
 		s = &sites[i];
@@ -1007,8 +1043,8 @@ static void *watcher_main(void *arg)
 			}
 			__atomic_store_n(&watches[pick].busy, 0, __ATOMIC_RELEASE);
 			spin_unlock(&S.wlock);
-			peak_refresh(now, 0);
-			cap_recycling();
+			if (held())
+				rss_refresh(now, 0);
 			idle_since = 0;
 			continue;
 		}
@@ -1061,7 +1097,8 @@ void auto_figs(struct figs_proc *p, struct figs_auto *out, int max)
 	p->auto_on = auto_on;
 	if (!auto_on)
 		return;
-	p->auto_limit = limit();
+	p->auto_limit = extra();
+	p->auto_over_peak = S.over_peak;
 	p->auto_held = held();
 	note_held();
 	p->auto_held_peak = S.held_peak;

@@ -192,16 +192,16 @@ static void unlink_locked(struct kept *k)
 	__atomic_store_n(&S.kept_total, S.kept_total - len, __ATOMIC_RELAXED);
 }
 
-/* Give back up to 16 kept regions overlapping [s, e) (all: e == 0) and
- * unmap them with no lock held.  Returns how many. */
-static int give_back(uintptr_t s, uintptr_t e)
+/* Give back up to max (at most 16) kept regions overlapping [s, e) (all:
+ * e == 0) and unmap them with no lock held.  Returns how many. */
+static int give_back_n(uintptr_t s, uintptr_t e, int max)
 {
 	uintptr_t out[16][2];
 	int k = 0, i;
 	struct rnode *n;
 	spin_lock(&S.klock);
 	n = rt_first(&S.tree, e ? s : 0);
-	while (n && (!e || n->start < e) && k < 16) {
+	while (n && (!e || n->start < e) && k < max) {
 		struct rnode *next = rt_next(&S.tree, n);
 		out[k][0] = n->start;
 		out[k][1] = n->end;
@@ -216,6 +216,14 @@ static int give_back(uintptr_t s, uintptr_t e)
 		budget_release(out[i][1] - out[i][0]);
 	}
 	return k;
+}
+
+static int give_back(uintptr_t s, uintptr_t e) { return give_back_n(s, e, 16); }
+
+void recycle_trim(uint64_t most)
+{
+	while (__atomic_load_n(&S.kept_total, __ATOMIC_RELAXED) > most && give_back_n(0, 0, 1))
+		;
 }
 
 void recycle_flush(void)

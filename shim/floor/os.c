@@ -202,6 +202,17 @@ static uint64_t parse_u64(const char *s)
 	return v;
 }
 
+uint64_t os_rss_now(void)
+{
+	char buf[128];
+	const char *p = buf;
+	if (os_read_file("/proc/self/statm", buf, sizeof buf) <= 0)
+		return 0;
+	while (*p && *p != ' ')
+		p++;
+	return parse_u64(p) * page_size;
+}
+
 uint64_t os_mem_available(void)
 {
 	/* MemTotal, MemFree, MemAvailable are the first three lines: a small

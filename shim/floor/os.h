@@ -52,6 +52,8 @@ int os_thp_mode(void);
 /* Read up to cap-1 bytes of a (small, /proc-like) file; NUL-terminated.
  * Returns the length, or -1 with errno set. */
 long os_read_file(const char *path, char *buf, size_t cap);
+/* This process's resident set now (/proc/self/statm), in bytes; 0 if unknown. */
+uint64_t os_rss_now(void);
 /* MemAvailable in bytes, 0 if unknown. */
 uint64_t os_mem_available(void);
 /* Find the memory cgroup's files (v2 memory.max, or v1 limit_in_bytes) for
