@@ -211,6 +211,12 @@ bench-pyperf: all
 bench-tune: all $(BUILD)/examples/stream $(BUILD)/bench/large
 	$(Q)sh bench/tune.sh $(BUILD)
 
+# The learner (prefault run --auto) against no shim, the best hand-written or
+# tuned policy and the policy it learned, on the example, CPython, probes and
+# programs nobody here wrote (issue 21; about 15 minutes; a quiet machine).
+bench-auto: all $(BUILD)/examples/stream $(BUILD)/bench/large $(BUILD)/bench/arena
+	$(Q)sh bench/auto.sh $(BUILD) 7
+
 # CPython workloads with and without the cpython policy (Debian's python3).
 bench-python: all $(BUILD)/bench/arena
 	$(Q)sh bench/python.sh $(BUILD) 7
@@ -316,5 +322,5 @@ clean:
 -include $(SHIM_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 .PHONY: all probes unit test test-cpython test-real test-sanitize fuzz fuzz-regress install uninstall clean demo bench bench-python \
-	bench-observe bench-pyperf bench-tune
+	bench-observe bench-pyperf bench-tune bench-auto
 .DELETE_ON_ERROR:

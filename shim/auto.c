@@ -135,6 +135,7 @@ struct watch {
 	uintptr_t f_mark;
 	uint64_t small_ns, small_bytes;
 	int advised, huge_kept, marked;
+	uintptr_t adv_lo, adv_hi; /* what advice covers: the mapping, or the block's whole pages */
 	uintptr_t ahead;        /* a window queued for the worker ends here */
 	uint64_t window;        /* its length, charged until the program goes through it */
 	uint64_t held;          /* charged to the budget */
@@ -348,9 +349,14 @@ static void list_site(int i)
 }
 
 /* A site left alone, and why (said once). */
+static void name_site(struct asite *s);
+
 static void leave_alone(int i, uint32_t why, uint64_t a, uint64_t b)
 {
 	struct asite *s = &sites[i];
+	if (s->listed)
+		return;
+	name_site(s);
 	spin_lock(&S.lock);
 	if (!s->listed && s->state == AS_OBSERVE) {
 		s->why = why;
@@ -364,18 +370,25 @@ static void leave_alone(int i, uint32_t why, uint64_t a, uint64_t b)
 
 /* A rule for site i.  Its object is looked up first, with no lock held
  * (dladdr takes the loader's).  -1 when every rule is taken. */
+/* The object the site's caller is in (dladdr, the loader's lock: never
+ * with a lock of ours held, never at exit). */
+static void name_site(struct asite *s)
+{
+	const char *obj;
+	uintptr_t base;
+	if (!s->object && match_caller((const void *)s->ret, &obj, &base) == 0) {
+		s->base = base;
+		__atomic_store_n(&s->object, obj, __ATOMIC_RELEASE);
+	}
+}
+
 static int new_rule(int i, unsigned actions, uint64_t lo, uint64_t hi)
 {
 	struct asite *s = &sites[i];
 	struct pol_rule *r;
 	struct sbuf sb;
-	const char *obj = "?";
-	uintptr_t base = 0;
 	int n;
-	if (!s->object && match_caller((const void *)s->ret, &obj, &base) == 0) {
-		s->object = obj;
-		s->base = base;
-	}
+	name_site(s);
 	spin_lock(&S.lock);
 	n = P.nrules;
 	if (n == POL_MAX_RULES) {
@@ -710,7 +723,7 @@ void auto_gone(const struct region *r)
 
 static void *watcher_main(void *arg);
 
-void auto_mapped(int i, uintptr_t start, size_t len, const void *key)
+void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t size)
 {
 	struct region reg;
 	struct asite *s = &sites[i];
@@ -738,6 +751,10 @@ void auto_mapped(int i, uintptr_t start, size_t len, const void *key)
 		w->start = start;
 		w->end = start + len;
 		w->front = start;
+		/* A block: its pages header and all, so that glibc's own mapping of
+		 * it is never split in two (its mremap would then fail). */
+		w->adv_lo = key ? PAGE_DOWN((uintptr_t)key) : start;
+		w->adv_hi = key ? PAGE_UP((uintptr_t)key + size) : start + len;
 		w->site = i;
 		w->t_map = w->t_prev = w->t_moved = os_now_ns();
 		w->period = POLL_MIN_NS;
@@ -760,7 +777,7 @@ static void unwatch_locked(uintptr_t s, uintptr_t e)
 	int k;
 	for (k = 0; k < WATCH_MAX; k++) {
 		struct watch *w = &watches[k];
-		if (!w->live || e <= w->start || s >= w->end)
+		if (!w->live || e <= w->adv_lo || s >= w->adv_hi)
 			continue;
 		while (__atomic_load_n(&w->busy, __ATOMIC_ACQUIRE)) {
 			spin_unlock(&S.wlock);
@@ -887,7 +904,7 @@ static void front_found(struct watch *w, uint64_t now)
 		return;
 	}
 	if (S.thp == THP_MADVISE && w->end - w->front >= 2 * HPAGE_SIZE && front_reserve(HPAGE_SIZE, now)) {
-		sys_madvise((void *)w->start, w->end - w->start, MADV_HUGEPAGE);
+		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_HUGEPAGE);
 		w->held += HPAGE_SIZE;
 		w->advised = w->huge_kept = 1;
 		w->phase = WP_HUGE;
@@ -911,7 +928,7 @@ static void huge_judged(struct watch *w, uint64_t now)
 	if (s->rule >= 0)
 		stats_count_check(&g_stats.rules[s->rule], w->small_ns, w->small_bytes / page_size, hns, hb / page_size, won);
 	if (!won) {
-		sys_madvise((void *)w->start, w->end - w->start, MADV_NOHUGEPAGE);
+		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
 		w->huge_kept = 0;
 	} else {
 		__atomic_add_fetch(&s->saved_pages, hb / page_size, __ATOMIC_RELAXED);
@@ -1112,16 +1129,7 @@ void auto_figs(struct figs_proc *p, struct figs_auto *out, int max)
 		const struct figs_rule *rs = s->rule >= 0 ? &g_stats.rules[s->rule] : NULL;
 		memset(a, 0, sizeof *a);
 		a->object = s->object ? s->object : "?";
-		if (!s->object) {
-			const char *obj;
-			uintptr_t base;
-			if (match_caller((const void *)s->ret, &obj, &base) == 0) {
-				a->object = obj;
-				a->offset = s->ret - base;
-			}
-		} else {
-			a->offset = s->ret - s->base;
-		}
+		a->offset = s->object ? s->ret - s->base : s->ret;
 		a->call = s->call;
 		a->size = s->size_min;
 		a->size_max = s->size_max;

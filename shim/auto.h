@@ -31,14 +31,16 @@ struct policy *auto_setup(const struct settings *set);
  * No system call. */
 int auto_request(const struct request *rq, int *watch);
 /* After the real call: the program got [start, start+len) for the site
- * (key: the malloc block, or NULL for an mmap).  No system call. */
-void auto_mapped(int site, uintptr_t start, size_t len, const void *key);
+ * (key: the malloc block of size bytes, [start, start+len) its whole pages
+ * inside; NULL for an mmap).  No system call. */
+void auto_mapped(int site, uintptr_t start, size_t len, const void *key, size_t size);
 /* A tracked region or block goes away whole (munmap of exactly it, free),
  * still mapped: what it teaches, if it was watched (RF_AUTO). */
 void auto_gone(const struct region *r);
 /* The program changes [start, start+len) otherwise (munmap of a part,
- * MAP_FIXED, mremap, mprotect, userfaultfd): stop watching it, before the
- * call (the watcher never advises a range that may be something else). */
+ * MAP_FIXED, mremap, mprotect, madvise, userfaultfd): stop watching it,
+ * before the call (the watcher never advises a range that may be something
+ * else, nor one the program advised itself). */
 void auto_forget(uintptr_t start, size_t len);
 void auto_atfork(int who);
 

@@ -657,7 +657,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		} else {
 			stats_unmatched(0, len);
 			if (watch >= 0)
-				auto_mapped(watch, (uintptr_t)p, PAGE_UP(len), NULL);
+				auto_mapped(watch, (uintptr_t)p, PAGE_UP(len), NULL, len);
 		}
 		if (unlikely(S.profile_on))
 			profile_map((uintptr_t)p, PAGE_UP(len), CALL_MMAP, ret, rq.mk, rq.pk);
@@ -927,6 +927,7 @@ int pf_madvise(void *addr, size_t len, int advice)
 		regions_clear_flag(s, e - s, RF_FULL); /* (with swap, the pages may go) */
 	} else if (advice != MADV_NORMAL && advice != MADV_WILLNEED && advice != MADV_COLD &&
 	           advice != MADV_POPULATE_READ && advice != MADV_POPULATE_WRITE) {
+		auto_forget(s, e - s); /* (never advised over the program's own advice) */
 		/* Anything else (DONTFORK, WIPEONFORK, HUGEPAGE, MERGEABLE, ...)
 		 * changes the mapping in a way a fresh one would not have. */
 		regions_clear_flag(s, e - s, RF_RECYCLE);
@@ -1195,7 +1196,7 @@ void pf_block(enum entry e, void *p, size_t size, const void *ret)
 	if (rule < 0) {
 		stats_unmatched(1, size);
 		if (watch >= 0 && t > s)
-			auto_mapped(watch, s, t - s, p);
+			auto_mapped(watch, s, t - s, p, size);
 		return;
 	}
 	stats_count_request(&g_stats.rules[rule], size);
