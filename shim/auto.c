@@ -156,7 +156,8 @@ static struct {
 	uint64_t pct, cap;       /* the budget's terms */
 	uint64_t prog_peak, held_peak, over_peak;
 	uint64_t rss, rss_at;    /* RSS at the last look, and when */
-	uint64_t grown, added;   /* since: mapped anew by the program, populated ahead by us */
+	int64_t grown;           /* since: mapped anew by the program, less what it unmapped */
+	uint64_t added;          /* since: populated ahead by us */
 	uint64_t front_held;     /* the watches' charges */
 	int thp;                 /* os_thp_mode() */
 	int ncpu;
@@ -223,7 +224,7 @@ static void rss_refresh(uint64_t now, int force)
 {
 	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, h;
 	struct rusage ru;
-	if (!force && last && now - last < RSS_EVERY_NS && __atomic_load_n(&S.grown, __ATOMIC_RELAXED) < extra())
+	if (!force && last && now - last < RSS_EVERY_NS)
 		return;
 	if (!__atomic_compare_exchange_n(&S.rss_at, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
@@ -250,22 +251,49 @@ static void rss_refresh(uint64_t now, int force)
 		atomic_max(&S.over_peak, rss - S.prog_peak);
 }
 
-/* The program maps len anew (not a reused region). */
+/* The program maps len anew (not a reused region): taken as resident at
+ * once (its touches are not seen), RSS may pass the top before the next
+ * look, so what is kept over it goes back now (no system call but the
+ * munmaps of what goes). */
+static uint64_t rss_guess(void)
+{
+	int64_t g = __atomic_load_n(&S.grown, __ATOMIC_RELAXED);
+	return __atomic_load_n(&S.rss, __ATOMIC_RELAXED) + (uint64_t)(g > 0 ? g : 0) + __atomic_load_n(&S.added, __ATOMIC_RELAXED);
+}
+
 static void grows(uint64_t len)
 {
-	if (held()) {
-		__atomic_add_fetch(&S.grown, len, __ATOMIC_RELAXED);
+	uint64_t t, now;
+	if (held()) /* (first: a look resets what has grown since the last) */
 		rss_refresh(os_now_ns(), 0);
+	__atomic_add_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
+	if (!held())
+		return;
+	t = top();
+	now = rss_guess();
+	if (now > t) {
+		uint64_t k = recycle_kept_total();
+		recycle_trim(k > now - t ? k - (now - t) : 0);
+		recycle_cap(recycle_kept_total());
+		__atomic_sub_fetch(&S.rss, k - recycle_kept_total() < S.rss ? k - recycle_kept_total() : 0, __ATOMIC_RELAXED);
 	}
+}
+
+/* The program gives len back (unmaps or frees it, and it is not kept). */
+static void shrinks(uint64_t len)
+{
+	__atomic_sub_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
 }
 
 /* Room under the top for n bytes more made resident (populating ahead):
  * 1 and charged, or 0. */
 static int front_reserve(uint64_t n, uint64_t now)
 {
-	if (S.rss + S.added + n > top()) {
-		rss_refresh(now, 0);
-		if (S.rss + S.added + n > top())
+	if (rss_guess() + n > top()) {
+		/* (what the program mapped is taken as resident until a look: the
+		 * watcher looks now, off the program's threads) */
+		rss_refresh(now, 1);
+		if (rss_guess() + n > top())
 			return 0;
 	}
 	__atomic_add_fetch(&S.added, n, __ATOMIC_RELAXED);
@@ -579,8 +607,9 @@ int auto_request(const struct request *rq, int *watch)
 	if (len > s->size_max)
 		s->size_max = len;
 	st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-	if (st != AS_RECYCLE || !recycles(s, len))
-		grows(len); /* (mapped anew: RSS may grow past the top) */
+	/* Mapped anew (no kept region for it): RSS may grow past the top. */
+	if (st != AS_RECYCLE || !recycles(s, len) || !recycle_has(s->rule, len, rq->prot, rq->flags))
+		grows(len);
 	switch (st) {
 	case AS_RECYCLE:
 		if (!recycles(s, len))
@@ -651,6 +680,7 @@ void auto_gone(const struct region *r)
 			rss_refresh(os_now_ns(), 0);
 			return;
 		}
+		shrinks(len);
 		if (r->rule < 0 || r->rule >= __atomic_load_n(&P.nrules, __ATOMIC_ACQUIRE))
 			return;
 		i = rule_site[r->rule];
@@ -669,6 +699,7 @@ void auto_gone(const struct region *r)
 		return;
 	}
 	s = &sites[i];
+	shrinks(len);
 	if (len >= WATCH_MIN)
 		watch_drop(r->start, r->end);
 	now = os_now_ns();

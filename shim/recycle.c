@@ -220,6 +220,19 @@ static int give_back_n(uintptr_t s, uintptr_t e, int max)
 
 static int give_back(uintptr_t s, uintptr_t e) { return give_back_n(s, e, 16); }
 
+int recycle_has(int rule, size_t len, int prot, int flags)
+{
+	struct kclass *c;
+	int has;
+	if (!recycle_any())
+		return 0;
+	spin_lock(&S.klock);
+	c = class_of(rule, len, prot, flags, 0);
+	has = c && c->top;
+	spin_unlock(&S.klock);
+	return has;
+}
+
 void recycle_trim(uint64_t most)
 {
 	while (__atomic_load_n(&S.kept_total, __ATOMIC_RELAXED) > most && give_back_n(0, 0, 1))

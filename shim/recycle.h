@@ -36,6 +36,8 @@ void recycle_cap(uint64_t total);
 uint64_t recycle_kept_total(void);
 uint64_t recycle_kept_peak(void);
 void recycle_release_rule(int rule);
+/* Is a region kept for this request (what recycle_take would find)? */
+int recycle_has(int rule, size_t len, int prot, int flags);
 /* Give kept regions back until at most `most` bytes are kept. */
 void recycle_trim(uint64_t most);
 void recycle_atfork(int who);

@@ -17,8 +17,9 @@
  *                       ones, how many came back resident from mmap,
  *                       late_populated= the same of the last 20 sparse ones
  *   sizes ROUNDS N MAX  a 32 MiB working set, then ROUNDS times through N
- *                       sizes up to MAX MiB (each its own length): mmap,
- *                       write every page, munmap; vmhwm_kb=
+ *                       lengths, MAX, MAX/2, MAX/4, ... (each its own size
+ *                       class, each churning): mmap, write every page,
+ *                       munmap; vmhwm_kb=
  *   fill SIZE MS [malloc]  map SIZE (or malloc it), work MS ms, then write
  *                       every page from the front; fill_faults= this
  *                       thread's faults in the fill
@@ -121,7 +122,7 @@ int main(int argc, char **argv)
 		write_pages(w, work, 1);
 		for (r = 0; r < rounds; r++)
 			for (k = 0; k < n; k++) {
-				size_t len = ((max / (size_t)n) * (size_t)(k + 1) + pg - 1) & ~(pg - 1);
+				size_t len = ((max >> k) + pg - 1) & ~(pg - 1);
 				char *p = probe_map(len);
 				write_pages(p, len, 1);
 				munmap(p, len);
