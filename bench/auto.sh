@@ -70,7 +70,7 @@ t = sys.argv[1]
 random.seed(1)
 # gcc: a large file of plain functions
 with open(os.path.join(t, "big.c"), "w") as f:
-    for i in range(2500):
+    for i in range(600):
         f.write("int f%d(int *a, int n) { int s = %d; for (int k = 0; k < n; k++) { s += a[k] * %d ^ (s >> 3); if (s & 1) s -= k; } return s; }\n" % (i, i, i % 7 + 1))
 # sort: 1.5 million lines
 with open(os.path.join(t, "lines.txt"), "w") as f:

@@ -91,6 +91,7 @@
 #define POLL_MAX_NS (8ull * 1000 * 1000)
 #define FRONT_MIN (256u << 10)
 #define LEAD_MAX (64ull << 20)
+#define LEAD_NS (30ull * 1000 * 1000)   /* a window: what the program fills in 30 ms */
 #define IDLE_NS (200ull * 1000 * 1000)
 #define BUDGET_FLOOR (2ull << 20)
 #define RSS_EVERY_NS (10ull * 1000 * 1000)
@@ -134,6 +135,7 @@ struct watch {
 	uint64_t t_mark;        /* the fill rate is measured from here */
 	uintptr_t f_mark;
 	uint64_t small_ns, small_bytes;
+	uint64_t rate;          /* the program's fill rate, bytes a ms */
 	int advised, huge_kept, marked;
 	uintptr_t adv_lo, adv_hi; /* what advice covers: the mapping, or the block's whole pages */
 	uintptr_t ahead;        /* a window queued for the worker ends here */
@@ -289,13 +291,12 @@ static void shrinks(uint64_t len)
  * 1 and charged, or 0. */
 static int front_reserve(uint64_t n, uint64_t now)
 {
-	if (rss_guess() + n > top()) {
-		/* (what the program mapped is taken as resident until a look: the
-		 * watcher looks now, off the program's threads) */
-		rss_refresh(now, 1);
-		if (rss_guess() + n > top())
-			return 0;
-	}
+	/* (the program's new mappings are not taken as resident here: a
+	 * buffer being filled would leave no room for its own window; RSS is
+	 * at most 10 ms old) */
+	rss_refresh(now, 0);
+	if (__atomic_load_n(&S.rss, __ATOMIC_RELAXED) + __atomic_load_n(&S.added, __ATOMIC_RELAXED) + n > top())
+		return 0;
 	__atomic_add_fetch(&S.added, n, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&S.front_held, n, __ATOMIC_RELAXED);
 	note_held();
@@ -864,18 +865,20 @@ static long advance_front(struct watch *w)
 	return first < 0 ? 0 : first;
 }
 
-/* The worker populates a window ahead of the program's front, as large as
- * the budget allows, charged until the program has gone through it (it is
- * not seen inside: its pages and ours look alike).  A window the worker has
- * done is made longer while there is room. */
+/* The worker populates a window ahead of the program's front: what the
+ * program fills in LEAD_NS at the rate measured, within the budget; it is
+ * charged until the program has gone through it (the program is not seen
+ * inside: its pages and ours look alike), and the next comes then. */
 static void lead(struct watch *w, uint64_t now)
 {
 	struct asite *s = &sites[w->site];
-	uintptr_t from = w->ahead > w->front ? w->ahead : (w->front + 2 * HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1);
-	uint64_t want;
-	if (s->rule < 0 || from >= w->end || (w->ahead > w->front && worker_left_bytes(s->rule, 1)))
+	uintptr_t from = (w->front + 2 * HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1);
+	uint64_t want = w->rate * (LEAD_NS / 1000000);
+	if (s->rule < 0 || from >= w->end || w->ahead > w->front || now - w->t_moved > STALL_NS)
 		return;
-	want = w->end - from > LEAD_MAX ? LEAD_MAX : w->end - from;
+	want = (want < HPAGE_SIZE ? HPAGE_SIZE : want > LEAD_MAX ? LEAD_MAX : want) & ~(uint64_t)(HPAGE_SIZE - 1);
+	if (want > w->end - from)
+		want = w->end - from;
 	while (want >= HPAGE_SIZE && !front_reserve(want, now))
 		want = (want / 2) & ~(uint64_t)(HPAGE_SIZE - 1);
 	if (want < HPAGE_SIZE && !(want && from + want == w->end && front_reserve(want, now)))
@@ -885,7 +888,7 @@ static void lead(struct watch *w, uint64_t now)
 		return;
 	}
 	w->held += want;
-	w->window = w->ahead > w->front ? w->window + want : want;
+	w->window = want;
 	w->ahead = from + want;
 	if (w->held > s->held_peak)
 		s->held_peak = w->held;
@@ -945,6 +948,7 @@ static void front_found(struct watch *w, uint64_t now)
 	}
 	w->t_mark = now;
 	w->f_mark = w->front;
+	w->rate = w->small_ns >= 1000000 ? w->small_bytes / (w->small_ns / 1000000) : w->small_bytes;
 }
 
 /* After advising: the program's own fill rate with huge pages against the
@@ -958,6 +962,8 @@ static void huge_judged(struct watch *w, uint64_t now)
 		won = pool_test_huge > 0;
 	if (s->rule >= 0)
 		stats_count_check(&g_stats.rules[s->rule], w->small_ns, w->small_bytes / page_size, hns, hb / page_size, won);
+	if (won && hns >= 1000000)
+		w->rate = hb / (hns / 1000000);
 	if (!won) {
 		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
 		w->huge_kept = 0;
@@ -1040,7 +1046,9 @@ static void poll_one(struct watch *w, uint64_t now)
 			w->held = 0;
 			w->live = 0;
 		}
-		w->period = now - w->t_moved > STALL_NS ? POLL_MAX_NS * 8 : POLL_MIN_NS;
+		/* (a program that stopped filling is looked at less and less) */
+		w->period = now - w->t_moved > 8 * STALL_NS ? 1000 * POLL_MIN_NS :
+		            now - w->t_moved > STALL_NS ? 8 * POLL_MAX_NS : POLL_MIN_NS;
 		break;
 	}
 	w->t_prev = now;
