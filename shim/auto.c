@@ -11,14 +11,16 @@
  * rule field: no system call) so that its unmap or free can teach:
  *
  *  - Churn.  The program unmaps, exactly as mapped, a third mapping of one
- *    length within a second: the site gets `recycle` for that length.
+ *    length within a second (a site tells 4 lengths apart): the site gets
+ *    `recycle` for that length (and up to 3 more).  A populated site that
+ *    turns out to churn is switched to it.
  *  - Density.  At the unmap or free, mincore says how much the program
  *    touched (a site's first 4, then every 16th: one to eight calls each).
  *    Three that came back 90% touched or more: `populate`, with huge pages
  *    from 4 MiB where THP can be had, the first chunk measured both ways
  *    and the faster kept (hugepage_check).  Under 25%: left alone, and said.
  *  - First touch.  A mapping of 4 MiB or more is also watched by a helper
- *    thread, with mincore of its front every 1 to 8 ms: when the program
+ *    thread, with mincore of its front every 1 to 4 ms: when the program
  *    first touched it, and whether it fills it from the front.  A dense site
  *    first touched 5 ms or more after the map gets `background` instead of
  *    `populate`; one touched at once, never.
@@ -27,8 +29,10 @@
  *    mapping itself rather than from the site's earlier ones (a buffer
  *    mapped once): huge pages are advised over it where THP can be had, the
  *    program's own fill rate measured before and after, the faster kept;
- *    and the worker populates ahead of the program as far as the budget
- *    allows.
+ *    and the worker populates a window ahead of the program (what it fills
+ *    in 30 ms), as far as the budget allows.  The site gets a rule for its
+ *    next mappings: populate, or background where the first touch came
+ *    late.
  *  - Back-off.  A populated site leaves one mapping in 2^k to the program
  *    (a probe, k from 3, at most one in 256) and measures it: under 80%
  *    touched, the site goes back to observing.  A recycled site whose
@@ -36,14 +40,11 @@
  *    too, and its kept regions are given back.  Every decision has a
  *    reason, and the report prints it.
  *
- * The budget: what the learner holds (kept regions, the front's advised
- * huge page and its populate-ahead window) is at most the lesser of PERCENT
- * of the program's own peak RSS and CAP (10% and 256 MiB, or what
- * PREFAULT_AUTO_BUDGET says), and never less than 2 MiB (one huge page).
- * The program's peak is getrusage's ru_maxrss less the most the learner
- * held, read when the learner needs room (at most every 20 ms) and by the
- * watcher.  Populate holds nothing the program would not touch: it acts on
- * sites 90% touched, and backs off under 80%.
+ * The budget (below, "set-up and the budget"): RSS never more than the
+ * program's own peak and the lesser of PERCENT of it and CAP (10% and 256
+ * MiB, or PREFAULT_AUTO_BUDGET), never less than 2 MiB.  Populate holds
+ * nothing the program would not touch: it acts on sites 90% touched, and
+ * backs off under 80%.
  *
  * Locks: S.lock (sites' learning, rules) and S.wlock (the watches), never
  * held across a system call or a call into the loader (dladdr).  Lookups
@@ -88,7 +89,7 @@
 #define GIVEUP_NS (10ull * 1000 * 1000 * 1000)
 #define STALL_NS (200ull * 1000 * 1000) /* a front that stops this long is left */
 #define POLL_MIN_NS (1ull * 1000 * 1000)
-#define POLL_MAX_NS (8ull * 1000 * 1000)
+#define POLL_MAX_NS (4ull * 1000 * 1000)
 #define FRONT_MIN (256u << 10)
 #define LEAD_MAX (64ull << 20)
 #define LEAD_NS (30ull * 1000 * 1000)   /* a window: what the program fills in 30 ms */
