@@ -618,10 +618,7 @@ int auto_request(const struct request *rq, int *watch)
 			break; /* watched: it may churn too */
 		if (!(n & 63))
 			recycle_review(i);
-		if (recycle_kept_total()) /* (what it maps may be a reuse, or not) */
-			rss_refresh(os_now_ns(), 0);
-		note_held();
-		return s->rule;
+		return s->rule; /* (a reuse: RSS as it was; RSS is looked at in the unmaps) */
 	case AS_POPULATE:
 	case AS_BACKGROUND:
 	case AS_FRONT: {
