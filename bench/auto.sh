@@ -130,13 +130,19 @@ run_side() { # side policy cmd...
 	PREFAULT_BENCH_PAD=$(echo "$PAD" | cut -c1-$((400 - plen))) /usr/bin/time -o "$T/time" -f "%M %R" "$@" >/dev/null 2>"$T/err" ||
 		{ echo "auto.sh: $side failed: $*" >&2; cat "$T/err" >&2; exit 1; }
 	t1=$(date +%s%N)
+	[ "$(thp_mode)" = "$THP_AT_START" ] || echo "auto.sh: THP is '$(thp_mode)' now, not '$THP_AT_START': this run's figures are disturbed" >&2
 	echo "$(((t1 - t0) / 1000000)) $(cat "$T/time")"
 }
 
 med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 stat3() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f (%.3f-%.3f)", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 
-echo "prefault run --auto on $(uname -n), $(date -u '+%Y-%m-%d %H:%M UTC'); load $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds"
+# THP's mode changes what every side measures (a sparse mapping fills whole
+# under "always"): it is taken now, and a run that sees another says so.
+THP=/sys/kernel/mm/transparent_hugepage/enabled
+thp_mode() { sed 's/.*\[\(.*\)\].*/\1/' "$THP" 2>/dev/null || echo none; }
+THP_AT_START=$(thp_mode)
+echo "prefault run --auto on $(uname -n), $(date -u '+%Y-%m-%d %H:%M UTC'); load $(cut -d' ' -f1-3 /proc/loadavg); THP $THP_AT_START; $ROUNDS rounds"
 printf '%-11s %-8s %9s %9s %10s  %s\n' program side wall_ms peak_MiB faults "speedup over none: median (min-max) of the rounds"
 for p in $PROGRAMS; do
 	cmd=$(cmd_of "$p")

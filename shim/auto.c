@@ -220,13 +220,22 @@ static uint64_t extra(void)
 
 static uint64_t top(void) { return __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED) + extra(); }
 
+/* The program's peak, at least getrusage's less the most the learner held. */
+static void peak_from_rusage(void)
+{
+	struct rusage ru;
+	if (sys_getrusage(RUSAGE_SELF, &ru) == 0) {
+		uint64_t top_rss = (uint64_t)ru.ru_maxrss << 10, hp = __atomic_load_n(&S.held_peak, __ATOMIC_RELAXED);
+		atomic_max(&S.prog_peak, top_rss > hp ? top_rss - hp : 0);
+	}
+}
+
 /* RSS read again if older than 10 ms, or the program has mapped the extra
  * anew since (or now: force).  Over the top: kept regions go back, and no
  * more are kept until the next look finds room. */
 static void rss_refresh(uint64_t now, int force)
 {
 	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, h;
-	struct rusage ru;
 	if (!force && last && now - last < RSS_EVERY_NS)
 		return;
 	if (!__atomic_compare_exchange_n(&S.rss_at, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -235,10 +244,7 @@ static void rss_refresh(uint64_t now, int force)
 	rss = os_rss_now();
 	h = held();
 	atomic_max(&S.prog_peak, rss > h ? rss - h : 0);
-	if (sys_getrusage(RUSAGE_SELF, &ru) == 0) {
-		uint64_t max = (uint64_t)ru.ru_maxrss << 10, hp = __atomic_load_n(&S.held_peak, __ATOMIC_RELAXED);
-		atomic_max(&S.prog_peak, max > hp ? max - hp : 0);
-	}
+	peak_from_rusage();
 	__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED);
 	__atomic_store_n(&S.grown, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
@@ -1151,6 +1157,9 @@ void auto_figs(struct figs_proc *p, struct figs_auto *out, int max)
 	p->auto_on = auto_on;
 	if (!auto_on)
 		return;
+	/* (no look at statm, no trim: this may run in a signal handler that
+	 * interrupted the shim) */
+	peak_from_rusage();
 	p->auto_limit = extra();
 	p->auto_over_peak = S.over_peak;
 	p->auto_held = held();
