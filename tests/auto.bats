@@ -200,3 +200,15 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 	echo "$stderr"
 	[ "$(grep -c '^prefault:   auto: autoprobe+0x[0-9a-f]* mmap 1.0 MiB: recycle' <<<"$stderr")" -eq 2 ]
 }
+
+@test "--auto -o with no report to learn from: the program's exit status, and the policy is said not written" {
+	static=$(type -P ldconfig || echo /sbin/ldconfig)
+	file -L "$static" | grep -q 'static' || skip "no static ldconfig here"
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr "$PF" run --auto -o none.policy -- "$static" -p
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"no report to learn from: none.policy not written"* ]]
+	[ ! -e none.policy ]
+	run --separate-stderr "$PF" run --auto -o none.policy -- sh -c "'$static' -p >/dev/null; exit 3"
+	[ "$status" -eq 3 ]
+}

@@ -192,13 +192,14 @@ int cmd_run(const struct command *self, int argc, char **argv)
 				reports_print(2, &rs, r.pid, prog, r.wall_s, tree_faults(&r));
 			if (!reports_has_pid(&rs, r.pid))
 				no_report(argv[i], prog, &r, rs.n + rs.unreadable > 0);
-			if (learned && rs.n && learned_write(learned, &rs, argv + i) < 0 && !rc)
-				rc = 1;
+			/* (the exit status stays the program's: a policy not written is said) */
+			if (learned && rs.n)
+				learned_write(learned, &rs, argv + i);
+			else if (learned)
+				fprintf(stderr, "prefault run: no report to learn from: %s not written\n", tty_str(learned));
 			reports_free(&rs);
 		} else if (learned) {
 			fprintf(stderr, "prefault run: no report to learn from: %s not written\n", tty_str(learned));
-			if (!rc)
-				rc = 1;
 		}
 		scratch_clean(dir, 1);
 		free(dir);
