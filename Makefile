@@ -43,24 +43,24 @@ endif
 # and the kernel), and in lib/ what the shim and the tool share (the policy
 # language, the report's description and text, formatting: pure).
 # The shim, top to bottom:
-SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/stack.c \
+SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/auto.c shim/stack.c \
             shim/worker.c shim/pool.c shim/carve.c shim/recycle.c shim/profile.c shim/profile_sample.c \
             shim/profile_tables.c shim/match.c shim/regions.c shim/stats.c shim/ranges.c \
-            lib/policy_file.c lib/policy.c lib/glob.c lib/report_text.c lib/sbuf.c \
+            lib/policy_file.c lib/report_text.c lib/policy.c lib/glob.c lib/sbuf.c \
             shim/floor/settings.c shim/floor/os.c shim/floor/glue.c
 # What the command-line tool shares with the shim: the parser and its file
 # reader, and the formatting helpers.
-PURE_SRC := lib/policy.c lib/policy_file.c lib/glob.c lib/report_text.c lib/sbuf.c
+PURE_SRC := lib/policy_file.c lib/report_text.c lib/policy.c lib/glob.c lib/sbuf.c
 # The command-line tool, top to bottom: the commands, then what they share.
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.c tools/cli_tune.c tools/cli_trial.c \
-           tools/cli_bench.c tools/suggest.c tools/candidates.c tools/profile_run.c tools/profile_out.c tools/profile_data.c tools/symbols.c tools/compare.c \
+           tools/cli_bench.c tools/suggest.c tools/learned.c tools/candidates.c tools/profile_run.c tools/profile_out.c tools/profile_data.c tools/symbols.c tools/compare.c \
            tools/decide.c tools/reports.c tools/json.c tools/child.c tools/proctree.c tools/cause.c tools/env.c tools/paths.c tools/progress.c \
            tools/options.c tools/fmt.c tools/spread.c tools/libc_io.c tools/elfread.c tools/demangle.c tools/xz.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
           $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
           $(BUILD)/probes/libcount.so $(BUILD)/probes/costprobe $(BUILD)/probes/libfwd.so \
           $(BUILD)/probes/liblockalloc.so \
-          $(BUILD)/probes/carveprobe
+          $(BUILD)/probes/carveprobe $(BUILD)/probes/autoprobe
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
 # run, profile and trial: the program as our child, and its reports read back
@@ -226,6 +226,12 @@ bench-pyperf: all
 bench-tune: all $(BUILD)/examples/stream $(BUILD)/bench/large
 	$(Q)sh bench/tune.sh $(BUILD)
 
+# The learner (prefault run --auto) against no shim, the best hand-written or
+# tuned policy and the policy it learned, on the example, CPython, probes and
+# programs nobody here wrote (issue 21; about 15 minutes; a quiet machine).
+bench-auto: all $(BUILD)/examples/stream $(BUILD)/bench/large $(BUILD)/bench/arena
+	$(Q)sh bench/auto.sh $(BUILD) 7
+
 # CPython workloads with and without the cpython policy (Debian's python3).
 bench-python: all $(BUILD)/bench/arena
 	$(Q)sh bench/python.sh $(BUILD) 7
@@ -359,5 +365,5 @@ clean:
 -include $(SHIM_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 .PHONY: all probes unit test test-cpython test-real test-kselftest test-sanitize fuzz fuzz-symbols fuzz-regress install uninstall clean demo bench bench-python \
-	bench-observe bench-pyperf bench-tune
+	bench-observe bench-pyperf bench-tune bench-auto
 .DELETE_ON_ERROR:

@@ -28,7 +28,7 @@ enum { TUNE_NEVER, TUNE_CHURN, TUNE_FILE, TUNE_DENSE, TUNE_LATER, TUNE_WITH };
 	X(NONE, "none", 7, CALL_MMAP | CALL_MALLOC | CALL_STACK, ~A_NONE,                                                \
 	  "action 'none' cannot be combined with other actions", NULL, NULL, TUNE_NEVER, nothing)                         \
 	X(WILLNEED, "willneed", 2, CALL_MMAP | CALL_MALLOC, 0, NULL, NULL, NULL, TUNE_FILE, advise)                      \
-	X(HUGEPAGE, "hugepage", 4, CALL_MMAP | CALL_MALLOC, 0, NULL, NULL, NULL, TUNE_WITH, advise)                      \
+	X(HUGEPAGE, "hugepage", 4, CALL_MMAP | CALL_MALLOC, 0, NULL, "hugepage_check", NULL, TUNE_WITH, advise)          \
 	X(LOCK, "lock", 3, CALL_MMAP | CALL_MALLOC, 0, NULL, NULL, NULL, TUNE_NEVER, lock)                               \
 	X(POPULATE, "populate", 0, CALL_MMAP | CALL_MALLOC | CALL_STACK, A_BACKGROUND,                                   \
 	  "background populates later, populate now: choose one", "threads",                                            \

@@ -62,7 +62,13 @@ enum { FS_ALL, FS_RULE };
 	X(carve_fresh, "carve.fresh", FK_SUM, FS_RULE)                                       \
 	X(carve_uncarved, "carve.uncarved", FK_SUM, FS_RULE)                                 \
 	X(carve_resident_bytes, "carve.resident_bytes", FK_SUM, FS_RULE)                     \
-	X(carve_huge_bytes, "carve.huge_bytes", FK_SUM, FS_RULE)
+	X(carve_huge_bytes, "carve.huge_bytes", FK_SUM, FS_RULE) \
+	X(hc_checks, "hugepage_check.checks", FK_SUM, FS_RULE)                               \
+	X(hc_huge_won, "hugepage_check.huge_won", FK_SUM, FS_RULE)                           \
+	X(hc_small_pages, "hugepage_check.small_pages", FK_SUM, FS_RULE)                     \
+	X(hc_small_ns, "hugepage_check.small_s", FK_NS, FS_RULE)                             \
+	X(hc_huge_pages, "hugepage_check.huge_pages", FK_SUM, FS_RULE)                       \
+	X(hc_huge_ns, "hugepage_check.huge_s", FK_NS, FS_RULE)
 
 /* Why a matched request got less than its rule asked for: the skip_ figures
  * above, in this order (the shim counts them by index). */
@@ -98,6 +104,79 @@ struct figs_rule {
 	X(budget_used, "budget.used", FK_SUM)                                                \
 	X(budget_peak, "budget.peak", FK_MAX)
 
+/* The learner (PREFAULT_POLICY=auto, shim/auto.c): one line per site it
+ * acted on or chose to leave alone.  Why it acted (why: AW_*, with its
+ * figures a, b, c), when, and why it backed off (off: AO_*, figures a, b).
+ * program_faults: the whole program's faults (less the shim's own work)
+ * before the decision and after it, with the time each took. */
+#define PF_AUTO_FIGS(X)                                                                      \
+	X(call, "call", FK_SUM)                                                              \
+	X(size, "size", FK_SUM)                                                              \
+	X(size_max, "size_max", FK_SUM)                                                      \
+	X(offset, "offset", FK_SUM)                                                          \
+	X(actions, "actions", FK_SUM)                                                        \
+	X(rule, "rule", FK_SUM)                                                              \
+	X(why, "why.code", FK_SUM)                                                           \
+	X(why_a, "why.a", FK_SUM)                                                            \
+	X(why_b, "why.b", FK_SUM)                                                            \
+	X(why_c, "why.c", FK_SUM)                                                            \
+	X(since_ns, "since_s", FK_NS)                                                        \
+	X(off, "off.code", FK_SUM)                                                           \
+	X(off_a, "off.a", FK_SUM)                                                            \
+	X(off_b, "off.b", FK_SUM)                                                            \
+	X(off_ns, "off.at_s", FK_NS)                                                         \
+	X(maps, "maps", FK_SUM)                                                              \
+	X(before, "program_faults.before", FK_SUM)                                           \
+	X(before_ns, "program_faults.before_s", FK_NS)                                       \
+	X(after, "program_faults.after", FK_SUM)                                             \
+	X(after_ns, "program_faults.after_s", FK_NS)                                         \
+	X(saved, "saved_faults", FK_SUM)                                                     \
+	X(held_peak, "held_peak", FK_MAX)                                                    \
+	X(cost_ns, "cost_s", FK_NS)
+
+/* Why the learner acted on a site, or left it alone. */
+enum auto_why {
+	AW_NONE,
+	AW_CHURN,      /* recycle: a unmaps of one size within b us */
+	AW_DENSE,      /* populate: a mappings came back b per mille touched */
+	AW_LATE,       /* background: as AW_DENSE, first touched c ms after the map (mean) */
+	AW_FRONT,      /* populate ahead: a KiB filled from the front, first touched b ms after the map */
+	AW_SPARSE,     /* left alone: a mappings came back b per mille touched */
+	AW_SCATTERED,  /* left alone: a large mappings touched here and there, not from the front */
+	AW_UNTOUCHED,  /* left alone: a large mapping not touched in a seconds */
+	AW_COUNT
+};
+/* Why it backed off (returned the site to observing). */
+enum auto_off {
+	AO_NONE,
+	AO_SPARSE,     /* a probe mapping came back a per mille touched */
+	AO_DROPPED,    /* a of b unmapped regions were not kept (cap, budget, memory short) */
+	AO_UNUSED,     /* a of b kept regions were used again */
+	AO_COUNT
+};
+
+/* One site's figures, and the object its caller is in. */
+struct figs_auto {
+	const char *object;
+#define PF_AUTO_FIELD(field, path, kind) uint64_t field;
+	PF_AUTO_FIGS(PF_AUTO_FIELD)
+#undef PF_AUTO_FIELD
+};
+#define FIGS_MAX_AUTO 96
+
+/* The learner's budget: field, JSON path (in the report's "auto" object),
+ * kind.  limit: what RSS may have over the program's own peak; over_peak:
+ * the most it was seen to have. */
+#define PF_AUTO_PROC_FIGS(X)                                                                 \
+	X(auto_limit, "budget.limit", FK_SUM)                                                \
+	X(auto_held, "budget.held", FK_SUM)                                                  \
+	X(auto_held_peak, "budget.held_peak", FK_MAX)                                        \
+	X(auto_program_peak, "budget.program_peak", FK_MAX)                                  \
+	X(auto_over_peak, "budget.over_peak", FK_MAX)                                        \
+	X(auto_percent, "budget.percent", FK_MAX)                                            \
+	X(auto_cap, "budget.cap", FK_MAX)                                                    \
+	X(auto_sites, "sites_seen", FK_SUM)
+
 /* A budget limit never worked out (JSON null: nothing needed one). */
 #define FIGS_LIMIT_UNKNOWN (UINT64_MAX - 1)
 /* The malloc family not counted (JSON null: no rule or profile watches it). */
@@ -125,5 +204,11 @@ struct figs_proc {
 	struct figs_rule unmatched[2]; /* mmap, malloc family */
 	int nnotes;
 	const char *note[FIGS_MAX_NOTES];
+	int auto_on;                /* PREFAULT_POLICY=auto: the learner's part below */
+#define PF_AUTO_PROC_FIELD(field, path, kind) uint64_t field;
+	PF_AUTO_PROC_FIGS(PF_AUTO_PROC_FIELD)
+#undef PF_AUTO_PROC_FIELD
+	int nauto;
+	const struct figs_auto *autos; /* [nauto] */
 };
 #endif

@@ -109,6 +109,40 @@ const char *parse_size(const char *s, size_t n, uint64_t *out)
 	return NULL;
 }
 
+const char *parse_auto_budget(const char *s, uint64_t *pct, uint64_t *cap)
+{
+	int have_pct = 0, have_cap = 0;
+	if (!*s)
+		return "empty";
+	while (*s) {
+		size_t n = 0, i;
+		while (s[n] && s[n] != ',')
+			n++;
+		if (n && s[n - 1] == '%') {
+			uint64_t p = 0;
+			if (have_pct++ || n < 2 || n > 5)
+				return "expected one percentage, from 1% to 1000%";
+			for (i = 0; i + 1 < n; i++) {
+				if (s[i] < '0' || s[i] > '9')
+					return "expected one percentage, from 1% to 1000%";
+				p = p * 10 + (uint64_t)(s[i] - '0');
+			}
+			if (!p || p > 1000)
+				return "expected one percentage, from 1% to 1000%";
+			*pct = p;
+		} else {
+			if (have_cap++ || !n || parse_size(s, n, cap))
+				return "expected one size, like 256M";
+			if (!*cap)
+				return "a size of 0 would hold nothing";
+		}
+		s += n;
+		if (*s == ',' && *++s == '\0')
+			return "a comma with nothing after it";
+	}
+	return NULL;
+}
+
 static int size_word(struct ctx *c, const char *s, size_t n, uint64_t *out)
 {
 	struct word w = { s, n };
@@ -451,6 +485,13 @@ static int p_recycle_max(struct ctx *c, struct word *w, int nw)
 }
 
 static int p_reserve(struct ctx *c, struct word *w, int nw) { return one_size(c, w, nw, "reserve", 64 << 10, &c->rule->reserve); }
+static int p_huge_check(struct ctx *c, struct word *w, int nw)
+{
+	if (nw != 1 || (!weq(&w[0], "yes") && !weq(&w[0], "no")))
+		return fail(c, c->line, "hugepage_check takes yes or no", NULL, NULL);
+	c->rule->huge_check = (uint8_t)weq(&w[0], "yes");
+	return 0;
+}
 
 enum { SEC_GLOBAL = 1, SEC_RULE = 2 };
 static const struct key {
@@ -474,6 +515,7 @@ static const struct key {
 	{ "depth", SEC_RULE, p_depth },
 	{ "recycle_max", SEC_RULE, p_recycle_max },
 	{ "reserve", SEC_RULE, p_reserve },
+	{ "hugepage_check", SEC_RULE, p_huge_check },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -486,7 +528,7 @@ static unsigned key_index(const char *name)
 	return k;
 }
 #define GLOBAL_KEYS "budget, report, mlockall, workers"
-#define RULE_KEYS "call, size, map, prot, caller, program, action, threads, chunk, depth, recycle_max, reserve"
+#define RULE_KEYS "call, size, map, prot, caller, program, action, threads, chunk, depth, recycle_max, reserve, hugepage_check"
 
 /* The actions' own checks (actions.h), at the rule's header line: each
  * action works on its calls only, and its knob needs it. */
@@ -786,6 +828,8 @@ void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struc
 		sb_str(sb, " depth=");
 		sb_size_exact(sb, r->depth);
 	}
+	if (r->huge_check)
+		sb_str(sb, " hugepage_check=yes");
 	if (r->actions & A_RECYCLE) {
 		sb_str(sb, " recycle_max=");
 		sb_size_exact(sb, r->recycle_max ? r->recycle_max : RECYCLE_MAX_DEFAULT);

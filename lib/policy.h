@@ -49,6 +49,7 @@ struct pol_rule {
 	uint64_t recycle_max;     /* recycle cache per rule */
 	uint64_t reserve;         /* carve: the largest reserve */
 	uint64_t depth;           /* stack prefault depth */
+	uint8_t huge_check;       /* hugepage_check = yes: measure huge pages against small, keep the faster */
 	unsigned seen;            /* keys given (bit per key), for duplicates */
 };
 
@@ -88,5 +89,10 @@ void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struc
 /* Strict size parser shared with the CLI: digits with an optional K/M/G/T
  * suffix (powers of 1024).  Returns NULL or a static message. */
 const char *parse_size(const char *s, size_t n, uint64_t *out);
+/* The learner's budget (PREFAULT_AUTO_BUDGET, run --auto-budget): a
+ * percentage of the program's peak RSS, a size, or both, comma-separated,
+ * the lesser holding ("10%,256M").  Sets only what is given.  NULL, or a
+ * static message. */
+const char *parse_auto_budget(const char *s, uint64_t *pct, uint64_t *cap);
 
 #endif

@@ -1,6 +1,7 @@
 /* report_text.c: see report_text.h.  The one place the report's text is
  * made: the tool's copy of it, line for line, is gone. */
 #include "report_text.h"
+#include "policy.h"
 #include "sbuf.h"
 #include <string.h>
 
@@ -161,6 +162,18 @@ void rt_rule(struct sbuf *sb, const char *name, const char *suffix, const struct
 		sb_str(sb, "; huge pages ");
 		sb_size_human(sb, r->huge_bytes);
 	}
+	if (r->hc_checks) {
+		sb_str(sb, "; hugepage_check ");
+		sb_u64(sb, r->hc_checks);
+		sb_str(sb, r->hc_checks == 1 ? " time: huge pages " : " times: huge pages ");
+		sb_u64(sb, r->hc_huge_pages ? r->hc_huge_ns / r->hc_huge_pages : 0);
+		sb_str(sb, " ns a page, small ");
+		sb_u64(sb, r->hc_small_pages ? r->hc_small_ns / r->hc_small_pages : 0);
+		sb_str(sb, ": huge kept ");
+		sb_u64(sb, r->hc_huge_won);
+		sb_str(sb, " of ");
+		sb_u64(sb, r->hc_checks);
+	}
 	if (r->small_fallbacks) {
 		sb_str(sb, "; small pages instead of huge ");
 		sb_u64(sb, r->small_fallbacks);
@@ -203,6 +216,179 @@ void rt_note(struct sbuf *sb, const char *text)
 	sb_chr(sb, '\n');
 }
 
+void rt_actions(struct sbuf *sb, unsigned actions)
+{
+	const struct pol_action *a;
+	int first = 1;
+	for (a = pol_actions; a->word; a++) {
+		if (!(actions & a->bit))
+			continue;
+		if (!first)
+			sb_chr(sb, ' ');
+		sb_str(sb, a->word);
+		first = 0;
+	}
+}
+
+/* 12.3%, from per mille */
+static void permille(struct sbuf *sb, uint64_t pm)
+{
+	sb_fixed(sb, pm, 1);
+	sb_chr(sb, '%');
+}
+
+/* "1.0 MiB", or "1.0 MiB to 1.8 MiB" where they differ as written. */
+static void sizes(struct sbuf *sb, uint64_t lo, uint64_t hi)
+{
+	char a[32], b[32];
+	struct sbuf sa, sb2;
+	sb_init(&sa, a, sizeof a, -1);
+	sb_init(&sb2, b, sizeof b, -1);
+	sb_size_human(&sa, lo);
+	sb_size_human(&sb2, hi);
+	sb_str(sb, sb_cstr(&sa));
+	if (strcmp(a, sb_cstr(&sb2))) {
+		sb_str(sb, " to ");
+		sb_str(sb, b);
+	}
+}
+
+void rt_auto_site(struct sbuf *sb, const struct figs_auto *a)
+{
+	sb_text(sb, a->object);
+	sb_chr(sb, '+');
+	sb_hex(sb, a->offset);
+	sb_str(sb, a->call == CALL_MMAP ? " mmap " : " malloc ");
+	sizes(sb, a->size, a->size_max);
+	sb_str(sb, ": ");
+	if (a->rule) {
+		rt_actions(sb, (unsigned)a->actions);
+		sb_str(sb, ", from ");
+		secs(sb, a->since_ns);
+		sb_str(sb, " s: ");
+	} else if (a->why == AW_SPARSE || a->why == AW_SCATTERED || a->why == AW_UNTOUCHED) {
+		sb_str(sb, "left alone: ");
+	} else {
+		sb_str(sb, "no rule left for it: ");
+	}
+	switch (a->why) {
+	case AW_CHURN:
+		sb_u64(sb, a->why_a);
+		sb_str(sb, " unmaps of one size within ");
+		sb_fixed(sb, a->why_b, 3);
+		sb_str(sb, " ms (churn)");
+		break;
+	case AW_DENSE:
+	case AW_LATE:
+		sb_u64(sb, a->why_a);
+		sb_str(sb, " mappings came back ");
+		permille(sb, a->why_b);
+		sb_str(sb, " touched (dense)");
+		if (a->why == AW_LATE) {
+			sb_str(sb, ", first touched ");
+			sb_u64(sb, a->why_c);
+			sb_str(sb, " ms after the map on average (late: background)");
+		}
+		break;
+	case AW_FRONT:
+		sb_str(sb, "the program filled the first ");
+		sb_size_human(sb, a->why_a << 10);
+		sb_str(sb, " from the front, first touched ");
+		sb_u64(sb, a->why_b);
+		sb_str(sb, a->why_b >= 5 ? " ms after the map (late)" : " ms after the map (at once)");
+		break;
+	case AW_SPARSE:
+		sb_u64(sb, a->why_a);
+		sb_str(sb, " mappings came back ");
+		permille(sb, a->why_b);
+		sb_str(sb, " touched (sparse: prefaulting would only spend memory)");
+		break;
+	case AW_SCATTERED:
+		sb_u64(sb, a->why_a);
+		sb_str(sb, " large mappings touched here and there, not filled from the front");
+		break;
+	case AW_UNTOUCHED:
+		sb_str(sb, "a large mapping not touched in ");
+		sb_u64(sb, a->why_a);
+		sb_str(sb, " s");
+		break;
+	default:
+		break;
+	}
+	if (a->rule) {
+		sb_str(sb, "; ");
+		sb_u64(sb, a->maps);
+		sb_str(sb, " requests; program faults ");
+		sb_u64(sb, a->before);
+		sb_str(sb, " in the ");
+		secs(sb, a->before_ns);
+		sb_str(sb, " s before, ");
+		sb_u64(sb, a->after);
+		sb_str(sb, " in the ");
+		secs(sb, a->after_ns);
+		sb_str(sb, " s after; saved ");
+		sb_u64(sb, a->saved);
+		sb_str(sb, " faults; cost ");
+		secs(sb, a->cost_ns);
+		sb_str(sb, " s on the program's threads");
+		if (a->held_peak) {
+			sb_str(sb, ", held ");
+			sb_size_human(sb, a->held_peak);
+			sb_str(sb, " at most");
+		}
+	}
+	if (a->off) {
+		sb_str(sb, "; backed off at ");
+		secs(sb, a->off_ns);
+		sb_str(sb, " s: ");
+		if (a->off == AO_SPARSE) {
+			sb_str(sb, "a probe mapping came back ");
+			permille(sb, a->off_a);
+			sb_str(sb, " touched");
+		} else if (a->off == AO_DROPPED) {
+			sb_u64(sb, a->off_a);
+			sb_str(sb, " of ");
+			sb_u64(sb, a->off_b);
+			sb_str(sb, " regions unmapped were not kept (budget, cap or memory short)");
+		} else {
+			sb_str(sb, "only ");
+			sb_u64(sb, a->off_a);
+			sb_str(sb, " of ");
+			sb_u64(sb, a->off_b);
+			sb_str(sb, " kept regions were used again");
+		}
+	}
+}
+
+void rt_auto(struct sbuf *sb, const struct figs_proc *p)
+{
+	int i, acted = 0;
+	for (i = 0; i < p->nauto; i++)
+		acted += p->autos[i].rule != 0;
+	sb_str(sb, "prefault:   auto: acted on ");
+	sb_u64(sb, (uint64_t)acted);
+	sb_str(sb, " of ");
+	sb_u64(sb, p->auto_sites);
+	sb_str(sb, p->auto_sites == 1 ? " site; held " : " sites; held ");
+	sb_size_human(sb, p->auto_held_peak);
+	sb_str(sb, " at most; RSS over the program's own peak (");
+	sb_size_human(sb, p->auto_program_peak);
+	sb_str(sb, ") ");
+	sb_size_human(sb, p->auto_over_peak);
+	sb_str(sb, " at most, of a budget of ");
+	sb_size_human(sb, p->auto_limit);
+	sb_str(sb, " (the lesser of ");
+	sb_u64(sb, p->auto_percent);
+	sb_str(sb, "% of that peak and ");
+	sb_size_human(sb, p->auto_cap);
+	sb_str(sb, ", 2 MiB at least)\n");
+	for (i = 0; i < p->nauto; i++) {
+		sb_str(sb, "prefault:   auto: ");
+		rt_auto_site(sb, &p->autos[i]);
+		sb_chr(sb, '\n');
+	}
+}
+
 void rt_process(struct sbuf *sb, const struct figs_proc *p)
 {
 	uint64_t total = p->minor + p->major;
@@ -222,12 +408,16 @@ void rt_process(struct sbuf *sb, const struct figs_proc *p)
 	sb_str(sb, " in the program, ");
 	sb_u64(sb, p->in_prefault);
 	sb_str(sb, " in prefault work\n");
-	if (p->policy)
+	if (p->auto_on) /* (its budget is the learner's: below) */
+		sb_str(sb, "prefault:   policy auto: no policy file, the shim learns per call site in this run\n");
+	else if (p->policy)
 		rt_budget(sb, p->policy, p->budget_peak, p->budget_limit, "");
 	rt_ledger(sb, p);
 	for (i = 0; i < p->nrules; i++)
 		rt_rule(sb, p->rule_name[i], "", &p->rules[i]);
 	rt_unmatched(sb, p);
+	if (p->auto_on)
+		rt_auto(sb, p);
 	for (i = 0; i < p->nnotes; i++)
 		rt_note(sb, p->note[i]);
 }

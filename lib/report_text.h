@@ -14,6 +14,13 @@ void rt_ledger(struct sbuf *sb, const struct figs_proc *p);
 void rt_rule(struct sbuf *sb, const char *name, const char *suffix, const struct figs_rule *r);
 void rt_unmatched(struct sbuf *sb, const struct figs_proc *p);
 void rt_note(struct sbuf *sb, const char *text);
+/* The learner's lines: its budget, then a line a site (auto_on only). */
+void rt_auto(struct sbuf *sb, const struct figs_proc *p);
+/* One site, without the prefix or the newline: "OBJ+0xOFF mmap 1 MiB:
+ * recycle, from 0.003 s: why; ...".  Also the learned policy's comments. */
+void rt_auto_site(struct sbuf *sb, const struct figs_auto *a);
+/* The actions' words for A_* bits, in apply() order ("hugepage populate"). */
+void rt_actions(struct sbuf *sb, unsigned actions);
 /* Add b's figures into a's, each by its kind (a tree's rules summed). */
 void figs_rule_add(struct figs_rule *a, const struct figs_rule *b);
 #endif

@@ -16,6 +16,7 @@
  */
 #include "shim.h"
 #include "carve.h"
+#include "auto.h"
 #include "defs.h"
 #include "fork.h"
 #include "match.h"
@@ -44,6 +45,7 @@ static struct policy g_pol;
 /* The module's state, in one place (its tables stand apart). */
 static struct {
 	int have_policy;
+	struct policy *pol; /* in force: the file's, the learner's (auto), or NULL */
 	int report_quiet; /* PREFAULT_REPORT_QUIET: the CLI collects; stay silent */
 	struct settings set; /* PREFAULT_*, read once (settings.h) */
 	int reported;
@@ -243,13 +245,23 @@ void shim_init(void)
 	copy_str(pinfo.program, sizeof pinfo.program, prog && *prog ? prog : "?");
 	settings_read(&S.set);
 	os_socket_remember(S.set.report_fd);
-	if ((pol = S.set.policy)) {
+	if ((pol = S.set.policy) && !strcmp(pol, "auto")) { /* no file: the learner (auto.c) */
+		if (!(S.pol = auto_setup(&S.set))) {
+			warn("PREFAULT_AUTO_BUDGET: expected a percentage of the program's peak and/or a size, like 10%,256M "
+			     "(running the program without prefault)", NULL, NULL, NULL);
+			pass();
+			guard_leave(g);
+			return;
+		}
+		pinfo.policy_path = "auto";
+	} else if (pol) {
 		if (load_policy(pol) < 0) { /* a bad policy: the program runs exactly as without us */
 			pass();
 			guard_leave(g);
 			return;
 		}
 		S.have_policy = 1;
+		S.pol = &g_pol;
 		pinfo.policy_path = policy_path;
 	}
 	if (S.set.profile)
@@ -269,13 +281,13 @@ void shim_init(void)
 		int i, globs = 0;
 		for (i = 0; S.have_policy && i < g_pol.nrules; i++)
 			globs |= g_pol.rules[i].nprogram || g_pol.rules[i].ncaller;
-		if (globs || profiling)
+		if (globs || profiling || auto_on) /* (the learner names sites by their object) */
 			read_exe();
 		exe_base = strrchr(pinfo.exe, '/');
-		match_setup(S.have_policy ? &g_pol : NULL, pinfo.program, exe_base ? exe_base + 1 : pinfo.exe);
+		match_setup(S.pol, pinfo.program, exe_base ? exe_base + 1 : pinfo.exe);
 	}
-	stack_setup(S.have_policy ? &g_pol : NULL);
-	pf_setup(S.have_policy ? &g_pol : NULL, profiling, &S.set);
+	stack_setup(S.pol);
+	pf_setup(S.pol, profiling, &S.set);
 	__atomic_store_n(&shim_state, SHIM_ON, __ATOMIC_RELEASE);
 	guard_leave(g);
 }
@@ -287,7 +299,7 @@ void shim_init(void)
  * stats comes after recycle so that its child hook, which zeroes the
  * counts, runs first and recycle's can count what the child inherited. */
 static void (*const atfork_hooks[])(int) = {
-	pf_atfork, match_atfork, regions_atfork, worker_atfork, pool_atfork, carve_atfork, recycle_atfork, stats_atfork, profile_atfork,
+	pf_atfork, auto_atfork, match_atfork, regions_atfork, worker_atfork, pool_atfork, carve_atfork, recycle_atfork, stats_atfork, profile_atfork,
 	os_atfork,
 };
 #define NHOOKS (int)(sizeof atfork_hooks / sizeof atfork_hooks[0])
@@ -408,7 +420,7 @@ static void report_to_file(void)
 			                       report_errno_text(errno));
 		return;
 	}
-	if (report_write(fd, json, &pinfo, S.have_policy ? &g_pol : NULL, S.may_wait) != 0 && !S.report_quiet)
+	if (report_write(fd, json, &pinfo, S.pol, S.may_wait) != 0 && !S.report_quiet)
 		warn("the report is incomplete: ", path, ": ", report_errno_text(errno));
 	sys_close(fd);
 }
@@ -444,7 +456,7 @@ void shim_report(void)
 		 * closed it and opened a file in its place would find our report
 		 * in its data.  (prefault run collects the report instead.) */
 		if (os_stderr_same())
-			report_write(2, 0, &pinfo, S.have_policy ? &g_pol : NULL, S.may_wait);
+			report_write(2, 0, &pinfo, S.pol, S.may_wait);
 	} else {
 		report_to_file();
 	}
@@ -482,9 +494,12 @@ static void warm_helpers(void)
 		if (g_pol.rules[i].threads > threads)
 			threads = g_pol.rules[i].threads;
 	}
-	if (bg)
+	if (bg || auto_on)
 		worker_warm();
+	if (auto_on)
+		auto_warm();
 	pool_warm(threads);
+	glue_warm();
 }
 
 __attribute__((constructor)) static void shim_ctor(void)

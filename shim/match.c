@@ -194,6 +194,16 @@ found:
 	return (int)i;
 }
 
+int match_caller(const void *ret, const char **name, uintptr_t *base)
+{
+	int i = object_of(ret);
+	if (i < 0)
+		return -1;
+	*name = objs[i].name;
+	*base = objs[i].base;
+	return 0;
+}
+
 void match_anon_request(struct request *rq, unsigned call, size_t len, const void *ret)
 {
 	rq->call = call;

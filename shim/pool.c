@@ -15,6 +15,8 @@
 #include "fork.h"
 #include "glue.h"
 #include "os.h"
+#include <string.h>
+#include <sys/mman.h>
 
 #define MAX_HELPERS 63
 #define PER_THREAD (64ull << 20)
@@ -134,7 +136,35 @@ void pool_warm(unsigned threads)
 	if (n > MAX_HELPERS + 1)
 		n = MAX_HELPERS + 1;
 	if (n > 1)
-		glue_warm((int)n - 1, STACK);
+		glue_warm_add((int)n - 1, STACK);
+}
+
+int pool_test_huge;
+
+uintptr_t pool_huge_check(uintptr_t s, uintptr_t e, uintptr_t adv_lo, uintptr_t adv_hi, int advice, struct hcheck *h)
+{
+	uintptr_t a = ((s + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1)) + HPAGE_SIZE;
+	uint64_t t0, t1, t2;
+	memset(h, 0, sizeof *h);
+	if (a < s || e < a + HPAGE_SIZE || e < s)
+		return s;
+	t0 = os_now_ns();
+	sys_madvise((void *)s, a - s, advice);
+	t1 = os_now_ns();
+	sys_madvise((void *)adv_lo, adv_hi - adv_lo, MADV_HUGEPAGE);
+	sys_madvise((void *)a, HPAGE_SIZE, advice);
+	t2 = os_now_ns();
+	h->small_ns = t1 - t0;
+	h->small_pages = (a - s) / page_size;
+	h->huge_ns = t2 - t1;
+	h->huge_pages = HPAGE_SIZE / page_size;
+	/* ns a page, compared as cross products */
+	h->huge = (unsigned __int128)h->huge_ns * h->small_pages <= (unsigned __int128)h->small_ns * h->huge_pages;
+	if (pool_test_huge)
+		h->huge = pool_test_huge > 0;
+	if (!h->huge)
+		sys_madvise((void *)adv_lo, adv_hi - adv_lo, MADV_NOHUGEPAGE);
+	return a + HPAGE_SIZE;
 }
 
 void pool_atfork(int who)

@@ -1,6 +1,7 @@
 /* prefault.c: see prefault.h. */
 #include "prefault.h"
 #include "carve.h"
+#include "auto.h"
 #include "defs.h"
 #include "fork.h"
 #include "lock.h"
@@ -30,6 +31,7 @@ static const struct policy *pol;
 static struct {
 	int populate_ok; /* MADV_POPULATE_* works on this kernel */
 	int thp_ok; /* transparent huge pages can be had */
+	int thp_madvise; /* ... only where advised: huge and small can be compared */
 	int profile_on;
 	int locked_all; /* the policy's mlockall is in force */
 	int program_locks_all; /* the program called mlockall itself */
@@ -37,6 +39,11 @@ static struct {
 	spin_t plock;
 	int kernel_aligns; /* 2 MiB-multiple anonymous mappings come aligned: 1 yes, -1 no, 0 not seen */
 } S = { .populate_ok = 1, .thp_ok = 1 };
+/* hugepage_check, per rule: which won when last measured (1 huge pages, -1
+ * small, 0 not yet), and the populates since. */
+static int8_t huge_won[POL_MAX_RULES];
+static uint32_t huge_since[POL_MAX_RULES];
+#define HC_EVERY 16 /* measured again every 16th populate (the host's state changes) */
 
 static int mlockall_give_way(void);
 
@@ -44,17 +51,6 @@ static const char fallback_msg[] =
 	"prefault: this kernel lacks MADV_POPULATE_WRITE (Linux 5.14+); populating by touching pages instead";
 
 /* ---- set-up ---- */
-
-static int thp_available(void)
-{
-	char buf[128];
-	/* "never" system-wide, or PR_SET_THP_DISABLE on this process (inherited
-	 * across fork and exec): either way MADV_HUGEPAGE gets nothing. */
-	if (os_read_file("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf) < 0 ||
-	    strstr(buf, "[never]"))
-		return 0;
-	return sys_n(SC_prctl, PR_GET_THP_DISABLE, 0, 0, 0, 0, 0) != 1;
-}
 
 /* Is RLIMIT_AS or RLIMIT_DATA set?  Asked at start-up and after each of
  * the program's own changes, never per call (a limit set from outside, by
@@ -116,7 +112,11 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 	S.profile_on = profile;
 	for (i = 0; p && i < p->nrules; i++)
 		all |= p->rules[i].actions;
+	if (auto_on) /* the learner's rules come as it decides */
+		all |= A_RECYCLE | A_POPULATE | A_BACKGROUND | A_HUGEPAGE;
 	worker_setup(p ? p->workers : 1, set->bg_strategy && !strcmp(set->bg_strategy, "trail") ? BG_TRAIL : BG_LEAP);
+	if (set->test_huge)
+		pool_test_huge = !strcmp(set->test_huge, "huge") ? 1 : -1;
 	recycle_setup(p);
 	carve_setup(p, set);
 	if (all & A_RECYCLE) {
@@ -124,12 +124,16 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 		read_limits();
 	}
 	if (all & A_HUGEPAGE) {
-		S.thp_ok = thp_available();
-		if (!S.thp_ok)
+		int thp = os_thp_mode();
+		S.thp_ok = thp != THP_NONE;
+		S.thp_madvise = thp == THP_MADVISE;
+		if (!S.thp_ok && !auto_on)
 			stats_note(N_NO_THP);
 	}
 	if (match_min_size[1] < min_block)
 		min_block = match_min_size[1];
+	if (auto_on && AUTO_BLOCK_MIN < min_block)
+		min_block = AUTO_BLOCK_MIN;
 	if (profile && PROFILE_MALLOC_MIN < min_block)
 		min_block = PROFILE_MALLOC_MIN;
 	stats_setup(min_block, p ? p->nrules : 0);
@@ -171,10 +175,25 @@ struct plan {
 	int recyclable;        /* a recycle rule on a plain writable anonymous private request */
 	int carve;             /* ... of a carve rule, that can be carved (carve.c) */
 	size_t recycled_resident; /* pages of a reused region already resident, or ~0 if fresh */
+	int check;             /* hugepage_check: the first chunk both ways */
 	int timed;
 	int counted;           /* faults known without the meter: see plan_request() */
 	struct meter m;
 };
+
+/* hugepage_check: measure this one (when THP is in madvise mode, the
+ * rule's first populate and every HC_EVERY-th, on mappings holding two
+ * whole huge pages past the first boundary), or go by the last measure. */
+static void plan_check(struct plan *pl, int rule, const struct request *rq)
+{
+	if (!S.thp_madvise || !S.populate_ok || !(pl->actions & (A_POPULATE | A_BACKGROUND)) || (pl->actions & A_LOCK) ||
+	    !(rq->mk & MK_ANON) || (rq->flags & MAP_HUGETLB))
+		return; /* (with THP always on, or locked: as asked) */
+	if (rq->len >= 3 * HPAGE_SIZE && (!huge_won[rule] || ++huge_since[rule] % HC_EVERY == 0))
+		pl->check = 1;
+	else if (huge_won[rule] < 0)
+		pl->actions &= ~(unsigned)A_HUGEPAGE;
+}
 
 /* The one place a plan is made, for mmap requests and malloc blocks alike. */
 static void plan_request(const struct request *rq, int rule, struct plan *pl)
@@ -198,6 +217,8 @@ static void plan_request(const struct request *rq, int rule, struct plan *pl)
 	/* Never kept: read-only regions (nothing to gain, and they could not be
 	 * zeroed), locked ones (they would hold the program's RLIMIT_MEMLOCK
 	 * after it unmapped them), or any while the program locks everything. */
+	if ((pl->actions & A_HUGEPAGE) && pol->rules[rule].huge_check)
+		plan_check(pl, rule, rq);
 	pl->recyclable = (pl->actions & A_RECYCLE) && placeable && (rq->prot & PROT_WRITE) &&
 	                 !(rq->flags & MAP_LOCKED) && !S.program_locks_all;
 	/* (never under mlockall: a reserve would be locked whole) */
@@ -306,18 +327,30 @@ struct act {
 	uint64_t charge;
 	unsigned rflags;
 	int resident, queued;
+	int checked;          /* hugepage_check: 1 huge pages kept, -1 small */
 	uint64_t helper_faults;
 };
 
+/* The pages the advice covers: the mapping, or the whole pages a malloc
+ * block spans, header and all, so that glibc's own mapping of a large block
+ * is not split in two (its mremap would then fail, and realloc fall back
+ * to copying). */
+static void advice_span(const struct act *x, uintptr_t *s, uintptr_t *e)
+{
+	*s = (uintptr_t)x->start;
+	*e = *s + x->len;
+	if (x->key) {
+		*s = PAGE_DOWN((uintptr_t)x->key);
+		*e = PAGE_UP((uintptr_t)x->key + x->rq->len);
+	}
+}
+
 static void step_advise(struct act *x)
 {
-	if ((x->a & A_HUGEPAGE) && (x->rq->mk & MK_ANON) && !(x->rq->flags & MAP_HUGETLB)) {
-		/* A malloc block: the whole pages it spans, header and all, so that
-		 * glibc's own mapping of a large block is not split in two (its
-		 * mremap would then fail, and realloc fall back to copying). */
-		uintptr_t s = (uintptr_t)x->start, e = s + x->len;
-		if (x->key)
-			s = PAGE_DOWN((uintptr_t)x->key), e = PAGE_UP((uintptr_t)x->key + x->rq->len);
+	/* (hugepage_check: the advice comes with the measure) */
+	if ((x->a & A_HUGEPAGE) && (x->rq->mk & MK_ANON) && !(x->rq->flags & MAP_HUGETLB) && !x->pl->check) {
+		uintptr_t s, e;
+		advice_span(x, &s, &e);
 		sys_madvise((void *)s, e - s, MADV_HUGEPAGE);
 	}
 	if (x->a & A_WILLNEED) {
@@ -365,9 +398,27 @@ static void step_lock(struct act *x)
 
 static void step_populate(struct act *x)
 {
+	char *p = x->start;
+	size_t len = x->len;
 	if (!(x->a & A_POPULATE) || (x->rflags & RF_LOCKED)) /* mlock already populated */
 		return;
-	if (populate(x->r, x->rs, x->start, x->len, x->pl->write, &x->helper_faults) == 0)
+	if (x->pl->check) {
+		uintptr_t s, e, end;
+		struct hcheck h;
+		advice_span(x, &s, &e);
+		end = pool_huge_check((uintptr_t)p, (uintptr_t)p + len, s, e, x->pl->write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ,
+		                      &h);
+		if (end == (uintptr_t)p) { /* too small to tell after all: as asked */
+			sys_madvise((void *)s, e - s, MADV_HUGEPAGE);
+		} else {
+			stats_count_check(x->rs, h.small_ns, h.small_pages, h.huge_ns, h.huge_pages, h.huge);
+			huge_won[x->pl->rule] = h.huge ? 1 : -1;
+			x->checked = h.huge ? 1 : -1;
+			len -= end - (uintptr_t)p;
+			p = (char *)end;
+		}
+	}
+	if (!len || populate(x->r, x->rs, p, len, x->pl->write, &x->helper_faults) == 0)
 		x->resident = 1;
 	else
 		st_add(&x->rs->skip_failed, 1);
@@ -375,11 +426,15 @@ static void step_populate(struct act *x)
 
 static void step_queue(struct act *x)
 {
+	uintptr_t s, e;
+	int flags = (x->a & A_HUGEPAGE) && S.thp_ok ? W_HUGE : 0;
 	if (!(x->a & A_BACKGROUND))
 		return;
+	advice_span(x, &s, &e);
+	if (x->pl->check)
+		flags |= W_CHECK;
 	if (S.populate_ok && worker_enqueue((uintptr_t)x->start, x->len, x->pl->rule, x->r->chunk,
-	                                  x->pl->write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ,
-	                                  (x->a & A_HUGEPAGE) && S.thp_ok) == 0) {
+	                                  x->pl->write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ, flags, s, e) == 0) {
 		x->queued = 1;
 	} else {
 		st_add(&x->rs->skip_queue, 1);
@@ -447,7 +502,8 @@ static void step_account(struct act *x)
 	stats_prefault_faults(x->rs, f.minor, f.major);
 	if ((x->a & A_HUGEPAGE) && x->len >= HPAGE_SIZE && !S.thp_ok && (x->rq->mk & MK_ANON)) {
 		st_add(&x->rs->small_fallbacks, 1);
-	} else if (x->resident && (x->a & A_HUGEPAGE) && x->len >= HPAGE_SIZE && !(x->rq->flags & MAP_HUGETLB)) {
+	} else if (x->resident && (x->a & A_HUGEPAGE) && x->len >= HPAGE_SIZE && !(x->rq->flags & MAP_HUGETLB) &&
+	           x->checked >= 0) { /* (small pages kept by the check: no fallback) */
 		uint64_t before = st_get(&x->rs->huge_bytes);
 		stats_count_huge(x->rs, x->len, f.minor + x->helper_faults);
 		if (st_get(&x->rs->huge_bytes) == before && S.thp_ok) {
@@ -497,6 +553,7 @@ static void uffd_gone(uintptr_t s, uintptr_t e);
 
 static void unmapped(void *addr, size_t len)
 {
+	auto_forget((uintptr_t)addr, len);
 	worker_cancel((uintptr_t)addr, len);
 	regions_forget((uintptr_t)addr, len);
 	uffd_gone((uintptr_t)addr, (uintptr_t)addr + len);
@@ -585,7 +642,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	struct request rq;
 	struct plan pl;
 	struct guard g;
-	int rule = -1, lazy;
+	int rule = -1, lazy, watch = -1;
 	void *p = MAP_FAILED;
 	if (len == 0 || len > SIZE_MAX - 2 * HPAGE_SIZE) { /* the kernel refuses it: nothing to plan */
 		__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
@@ -601,6 +658,8 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	match_classify_mmap(&rq, prot, flags, fd);
 	if (len >= match_min_size[0])
 		rule = match_request(&rq);
+	else if (auto_on)
+		rule = auto_request(&rq, &watch);
 	plan_request(&rq, rule, &pl);
 	if (flags & MAP_FIXED) /* whatever was there goes away */
 		unmapped(addr, PAGE_UP(len));
@@ -639,6 +698,8 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 			apply(&rq, &pl, p, PAGE_UP(len), NULL);
 		} else {
 			stats_unmatched(0, len);
+			if (watch >= 0)
+				auto_mapped(watch, (uintptr_t)p, PAGE_UP(len), NULL, len);
 		}
 		if (unlikely(S.profile_on))
 			profile_map((uintptr_t)p, PAGE_UP(len), CALL_MMAP, ret, rq.mk, rq.pk);
@@ -665,6 +726,8 @@ int pf_munmap(void *addr, size_t len)
 	/* A tracked region is the program's, and no kept region lies in it:
 	 * kept ones are taken out of the table and put back only when reused. */
 	if (regions_take_exact((uintptr_t)addr, len, &r)) {
+		if (auto_on)
+			auto_gone(&r);
 		worker_cancel((uintptr_t)addr, len);
 		budget_release(r.charged);
 		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) && !S.program_locks_all)
@@ -779,6 +842,7 @@ void pf_reprotect(void *addr, size_t len)
 	 * on PROT_NONE: whatever is queued there is dropped.  A region whose
 	 * protection changed is no longer one we could hand out as fresh. */
 	recycle_release_range((uintptr_t)addr, PAGE_UP(len));
+	auto_forget((uintptr_t)addr, PAGE_UP(len));
 	worker_cancel((uintptr_t)addr, PAGE_UP(len));
 	regions_clear_flag((uintptr_t)addr, PAGE_UP(len), RF_RECYCLE);
 	guard_leave(g);
@@ -1013,6 +1077,7 @@ int pf_madvise(void *addr, size_t len, int advice)
 		regions_clear_flag(s, e - s, RF_FULL); /* (with swap, the pages may go) */
 	} else if (advice != MADV_NORMAL && advice != MADV_WILLNEED && advice != MADV_COLD &&
 	           advice != MADV_POPULATE_READ && advice != MADV_POPULATE_WRITE) {
+		auto_forget(s, e - s); /* (never advised over the program's own advice) */
 		/* Anything else (DONTFORK, WIPEONFORK, HUGEPAGE, MERGEABLE, ...)
 		 * changes the mapping in a way a fresh one would not have. */
 		regions_clear_flag(s, e - s, RF_RECYCLE);
@@ -1229,6 +1294,7 @@ void pf_uffd(void *addr, size_t len, int missing, int minor)
 	stats_call(E_ioctl);
 	rset_add(&uffd_ranges, s, e);
 	recycle_release_range(s, e - s);
+	auto_forget(s, e - s);
 	worker_cancel(s, e - s); /* (a chunk in flight finishes first: it is not registered yet) */
 	regions_clear_flag(s, e - s, RF_RECYCLE);
 	if (missing) {
@@ -1293,28 +1359,30 @@ void pf_block(enum entry e, void *p, size_t size, const void *ret)
 	struct request rq;
 	struct plan pl;
 	uintptr_t s, t;
-	int rule;
+	int rule, watch = -1;
 	if (size < stats_malloc_from)
 		return; /* (a block from before start-up was done: not watched) */
 	stats_call(e);
 	if (unlikely(S.profile_on))
 		profile_block(p, size, ret);
-	if (size < match_min_size[1]) {
+	if (size < match_min_size[1] && !auto_on) {
 		stats_unmatched(1, size);
 		return;
 	}
-	match_anon_request(&rq, CALL_MALLOC, size, ret);
-	rule = match_request(&rq);
-	if (rule < 0) {
-		stats_unmatched(1, size);
-		return;
-	}
-	stats_count_request(&g_stats.rules[rule], size);
-	plan_request(&rq, rule, &pl);
 	/* Act on the page-aligned interior: the edges share pages with other
 	 * blocks. */
 	s = PAGE_UP((uintptr_t)p);
 	t = PAGE_DOWN((uintptr_t)p + size);
+	match_anon_request(&rq, CALL_MALLOC, size, ret);
+	rule = auto_on ? auto_request(&rq, &watch) : match_request(&rq);
+	if (rule < 0) {
+		stats_unmatched(1, size);
+		if (watch >= 0 && t > s)
+			auto_mapped(watch, s, t - s, p, size);
+		return;
+	}
+	stats_count_request(&g_stats.rules[rule], size);
+	plan_request(&rq, rule, &pl);
 	apply(&rq, &pl, (void *)s, t > s ? t - s : 0, p);
 }
 
@@ -1325,6 +1393,8 @@ void pf_free(void *p)
 		profile_free(p);
 	if (!blocks_take(p, &r))
 		return;
+	if (auto_on)
+		auto_gone(&r);
 	worker_cancel(r.start, r.end - r.start);
 	if ((r.flags & RF_LOCKED) && !S.program_locks_all)
 		unlock_ours((void *)r.start, r.end - r.start);

@@ -105,6 +105,8 @@ static struct {
 	size_t nkept; /* read without the lock */
 	uint64_t kept_total;
 	uint64_t cache_max; /* all rules together */
+	uint64_t total_cap; /* the most all rules may keep: the learner's budget */
+	uint64_t kept_peak; /* the most all rules kept at once */
 	uint64_t last_check;
 	int swap_on;
 	int was_short;
@@ -114,6 +116,7 @@ static struct {
 	.kslab = { sizeof(struct kept), NULL, NULL, NULL, 0 },
 	.cslab = { sizeof(struct kclass), NULL, NULL, NULL, 0 },
 	.swap_on = -1,
+	.total_cap = UINT64_MAX,
 };
 static struct kclass *buckets[BUCKETS];
 /* Tables, apart from the state above (their pages are touched only when
@@ -200,22 +203,22 @@ static void unlink_locked(struct kept *k)
 	__atomic_store_n(&S.kept_total, S.kept_total - len, __ATOMIC_RELAXED);
 }
 
-/* Give back up to 16 runs of kept regions overlapping [s, e) (all: e ==
- * 0), regions that touch each other unmapped in one call (a carved reserve
- * all free goes back whole), with no lock held.  Returns 1 if there may be
- * more. */
-static int give_back(uintptr_t s, uintptr_t e)
+/* Give back up to max (at most 16) runs of kept regions overlapping [s, e)
+ * (all: e == 0), regions that touch each other unmapped in one call (a
+ * carved reserve all free goes back whole), with no lock held.  Returns how
+ * many runs: max means there may be more. */
+static int give_back_n(uintptr_t s, uintptr_t e, int max)
 {
 	uintptr_t out[16][2];
 	int k = 0, i;
 	struct rnode *n;
 	spin_lock(&S.klock);
 	n = rt_first(&S.tree, e ? s : 0);
-	while (n && (!e || n->start < e)) {
+	while (n && (!e || n->start < e) && k < max) {
 		struct rnode *next = rt_next(&S.tree, n);
 		if (k && out[k - 1][1] == n->start) {
 			out[k - 1][1] = n->end;
-		} else if (k == 16) {
+		} else if (k == 16) { /* (max is at most 16) */
 			break;
 		} else {
 			out[k][0] = n->start;
@@ -231,7 +234,29 @@ static int give_back(uintptr_t s, uintptr_t e)
 		sys_munmap((void *)out[i][0], out[i][1] - out[i][0]);
 		budget_release(out[i][1] - out[i][0]);
 	}
-	return k == 16;
+	return k;
+}
+
+/* 1 if there may be more. */
+static int give_back(uintptr_t s, uintptr_t e) { return give_back_n(s, e, 16) == 16; }
+
+int recycle_has(int rule, size_t len, int prot, int flags)
+{
+	struct kclass *c;
+	int has;
+	if (!recycle_any())
+		return 0;
+	spin_lock(&S.klock);
+	c = class_of(rule, len, prot, flags, 0);
+	has = c && c->top;
+	spin_unlock(&S.klock);
+	return has;
+}
+
+void recycle_trim(uint64_t most)
+{
+	while (__atomic_load_n(&S.kept_total, __ATOMIC_RELAXED) > most && give_back_n(0, 0, 1))
+		;
 }
 
 void recycle_flush(void)
@@ -269,7 +294,10 @@ static int memory_short(void)
 	/* Short: what is kept would be a large share of what is left. */
 	__atomic_store_n(&S.was_short, (avail && avail < 4 * kb + (64ull << 20)) || room < 4 * kb + (16ull << 20),
 	                 __ATOMIC_RELAXED);
-	__atomic_store_n(&S.tight, least / 8 < S.cache_max, __ATOMIC_RELAXED);
+	{
+		uint64_t most = __atomic_load_n(&S.total_cap, __ATOMIC_RELAXED);
+		__atomic_store_n(&S.tight, least / 8 < (most < S.cache_max ? most : S.cache_max), __ATOMIC_RELAXED);
+	}
 	return __atomic_load_n(&S.was_short, __ATOMIC_RELAXED);
 }
 
@@ -327,7 +355,8 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 		return 0;
 	}
 	spin_lock(&S.klock);
-	if (kept_bytes[rule] + len > rule_max[rule] || !(c = class_of(rule, len, prot, flags, 1)) ||
+	if (kept_bytes[rule] + len > rule_max[rule] || S.kept_total + len > S.total_cap ||
+	    !(c = class_of(rule, len, prot, flags, 1)) ||
 	    !(k = slab_get(&S.kslab))) {
 		spin_unlock(&S.klock);
 		budget_release(len);
@@ -337,6 +366,8 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 	/* (written under the lock, read without it) */
 	__atomic_store_n(&kept_bytes[rule], kept_bytes[rule] + len, __ATOMIC_RELAXED);
 	__atomic_store_n(&S.kept_total, S.kept_total + len, __ATOMIC_RELAXED);
+	if (S.kept_total > S.kept_peak)
+		__atomic_store_n(&S.kept_peak, S.kept_total, __ATOMIC_RELAXED);
 	/* MADV_FREE lets the kernel take the pages: then nothing is known. */
 	push_locked(c, k, addr, len, full && !free_it, 0);
 	if (kept_bytes[rule] > st_get(&rs->recycle_peak_bytes))
@@ -487,6 +518,45 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 uint64_t recycle_kept_bytes(int rule)
 {
 	return __atomic_load_n(&kept_bytes[rule], __ATOMIC_RELAXED);
+}
+
+void recycle_add_rule(int rule, uint64_t max)
+{
+	spin_lock(&S.klock);
+	rule_max[rule] = max;
+	S.cache_max += max;
+	S.last_check = 0; /* (tight or not: looked at again) */
+	spin_unlock(&S.klock);
+}
+
+void recycle_cap(uint64_t total) { __atomic_store_n(&S.total_cap, total, __ATOMIC_RELAXED); }
+
+uint64_t recycle_kept_total(void) { return __atomic_load_n(&S.kept_total, __ATOMIC_RELAXED); }
+uint64_t recycle_kept_peak(void) { return __atomic_load_n(&S.kept_peak, __ATOMIC_RELAXED); }
+
+void recycle_release_rule(int rule)
+{
+	for (;;) {
+		uintptr_t a = 0;
+		size_t len = 0;
+		struct kclass *c;
+		int b;
+		spin_lock(&S.klock);
+		for (b = 0; b < BUCKETS && !a; b++)
+			for (c = buckets[b]; c && !a; c = c->next)
+				if (c->rule == rule && c->top) {
+					struct kept *k = c->top;
+					a = k->node.start;
+					len = k->node.end - k->node.start;
+					unlink_locked(k);
+					slab_put(&S.kslab, k);
+				}
+		spin_unlock(&S.klock);
+		if (!a)
+			return;
+		sys_munmap((void *)a, len); /* (never with the lock held) */
+		budget_release(len);
+	}
 }
 
 void recycle_atfork(int who)

@@ -40,5 +40,18 @@ void recycle_flush(void);
 /* Something is kept (read without a lock). */
 int recycle_any(void);
 uint64_t recycle_kept_bytes(int rule);
+/* The learner's: a rule that recycles, added while the program runs (its
+ * cap per rule: max); the most all rules may keep together (kept regions
+ * are not given back when it falls: only no more are kept); what they keep
+ * now; and a rule's kept regions given back (it backed off). */
+void recycle_add_rule(int rule, uint64_t max);
+void recycle_cap(uint64_t total);
+uint64_t recycle_kept_total(void);
+uint64_t recycle_kept_peak(void);
+void recycle_release_rule(int rule);
+/* Is a region kept for this request (what recycle_take would find)? */
+int recycle_has(int rule, size_t len, int prot, int flags);
+/* Give kept regions back until at most `most` bytes are kept. */
+void recycle_trim(uint64_t most);
 void recycle_atfork(int who);
 #endif

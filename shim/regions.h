@@ -23,6 +23,8 @@ enum {
 	RF_MADE = 8,    /* the shim made pages of it resident (populated, locked,
 	                 * queued, or a reused region it cleared): see pf_uffd */
 	RF_SHARED = 16, /* a shared mapping: its pages are the file's (see pf_uffd) */
+	RF_AUTO = 32,   /* the learner watches it (auto.c): no rule, no charge;
+	                 * `rule` holds its site */
 };
 
 /* A tracked region, as the tables hand it out. */

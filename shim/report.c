@@ -3,6 +3,7 @@
  * the same description (figs.h), which the tool reads back. */
 #include "report.h"
 #include "carve.h"
+#include "auto.h"
 #include "defs.h"
 #include "recycle.h"
 #include "regions.h"
@@ -19,6 +20,7 @@
 static struct stats snap;
 static struct figs_proc figs;
 static const char *rule_names[POL_MAX_RULES];
+static struct figs_auto autos[FIGS_MAX_AUTO];
 static char buf[4 << 10];
 
 /* Is entry e counted?  The malloc family only from stats_malloc_from. */
@@ -73,6 +75,7 @@ static void gather(const struct proc_info *pi, const struct policy *pol, int may
 	for (i = 0; i < N_COUNT; i++)
 		if (snap.notes & (1ull << i))
 			figs.note[figs.nnotes++] = note_texts[i];
+	auto_figs(&figs, autos, FIGS_MAX_AUTO);
 	/* Last: all but the report's own writes are in the ledger. */
 	figs.has_ledger = 1;
 	figs.nsc = SC_COUNT;
@@ -135,6 +138,38 @@ static void json_rule(struct sbuf *sb, const char *name, const struct figs_rule 
 	sb_chr(sb, ',');
 	json_sizes(sb, &r->sizes);
 	sb_chr(sb, '}');
+}
+
+/* The learner's part: "auto":{"budget":{...},"sites_seen":N,"sites":[...]}. */
+static void json_auto(struct sbuf *sb, const struct figs_proc *p)
+{
+	struct sb_jw w = { sb, NULL, 0, 1 };
+	int i;
+	sb_str(sb, ",\"auto\":{");
+#define PF_JSON_AUTO_PROC(field, path, kind)                                                 \
+	sb_jw_key(&w, path);                                                                    \
+	sb_u64(sb, p->field);
+	PF_AUTO_PROC_FIGS(PF_JSON_AUTO_PROC)
+#undef PF_JSON_AUTO_PROC
+	sb_jw_close(&w);
+	sb_str(sb, ",\"sites\":[");
+	for (i = 0; i < p->nauto; i++) {
+		const struct figs_auto *a = &p->autos[i];
+		struct sb_jw v = { sb, NULL, 0, 0 };
+		sb_str(sb, i ? ",{\"caller\":" : "{\"caller\":");
+		sb_json_str(sb, a->object);
+#define PF_JSON_AUTO(field, path, kind)                                                      \
+	sb_jw_key(&v, path);                                                                    \
+	if ((kind) == FK_NS)                                                                 \
+		sb_secs(sb, a->field);                                                       \
+	else                                                                                 \
+		sb_u64(sb, a->field);
+		PF_AUTO_FIGS(PF_JSON_AUTO)
+#undef PF_JSON_AUTO
+		sb_jw_close(&v);
+		sb_chr(sb, '}');
+	}
+	sb_str(sb, "]}");
 }
 
 static void write_json(struct sbuf *sb, const struct figs_proc *p)
@@ -204,7 +239,10 @@ static void write_json(struct sbuf *sb, const struct figs_proc *p)
 			sb_chr(sb, ',');
 		sb_json_str(sb, p->note[i]);
 	}
-	sb_str(sb, "]}\n");
+	sb_chr(sb, ']');
+	if (p->auto_on)
+		json_auto(sb, p);
+	sb_str(sb, "}\n");
 }
 
 long report_render(char *out, size_t cap, int json, const struct proc_info *pi, const struct policy *pol,

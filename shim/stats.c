@@ -185,6 +185,8 @@ const char *const note_texts[N_COUNT] = {
 	"the policy's mlockall was given back: the program dropped the privilege to lock without limit, or a call of its own failed for want of locked memory (what it locked itself was locked again)",
 	"carving is off: no transparent huge page of hpage_pmd_size comes with MADV_HUGEPAGE here (THP never, disabled for this process, or no hpage_pmd_size): carve rules recycled instead",
 	"carving is off for some requests: the huge page size is not a multiple of their size (or not larger): they were recycled instead",
+	"auto: every rule was taken (64): later sites were left alone",
+	"auto: more call sites than the learner's table holds: later ones were left alone",
 };
 
 void stats_count_request(struct figs_rule *rs, uint64_t len)
@@ -194,6 +196,23 @@ void stats_count_request(struct figs_rule *rs, uint64_t len)
 	st_add(&rs->bytes, len);
 	st_add(&rs->sizes.maps[k], 1);
 	st_add(&rs->sizes.bytes[k], len);
+}
+
+void stats_count_check(struct figs_rule *rs, uint64_t small_ns, uint64_t small_pages, uint64_t huge_ns,
+                       uint64_t huge_pages, int huge_won)
+{
+	st_add(&rs->hc_checks, 1);
+	st_add(&rs->hc_huge_won, huge_won != 0);
+	st_add(&rs->hc_small_ns, small_ns);
+	st_add(&rs->hc_small_pages, small_pages);
+	st_add(&rs->hc_huge_ns, huge_ns);
+	st_add(&rs->hc_huge_pages, huge_pages);
+}
+
+void stats_rules(int n)
+{
+	if (n > __atomic_load_n(&S.nrules, __ATOMIC_RELAXED))
+		__atomic_store_n(&S.nrules, n, __ATOMIC_RELAXED);
 }
 
 void stats_prefault_faults(struct figs_rule *rs, uint64_t minor, uint64_t major)

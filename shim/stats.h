@@ -38,6 +38,8 @@ enum note {
 	N_MLOCKALL_YIELDED, /* the policy's mlockall was given back (privileges dropped, or memory short) */
 	N_CARVE_NO_THP,    /* carve rules recycled instead: no PMD-size THP with MADV_HUGEPAGE */
 	N_CARVE_UNEVEN,    /* carve recycled a size the huge page size is not a multiple of */
+	N_AUTO_RULES,      /* the learner had no rule left for a site */
+	N_AUTO_SITES,      /* the learner's site table was full */
 	N_COUNT
 };
 extern const char *const note_texts[N_COUNT];
@@ -66,6 +68,11 @@ void stats_count_request(struct figs_rule *rs, uint64_t len);
 void stats_prefault_faults(struct figs_rule *rs, uint64_t minor, uint64_t major);
 /* Huge pages gained by populating `bytes` with `faults` faults. */
 void stats_count_huge(struct figs_rule *rs, uint64_t bytes, uint64_t faults);
+/* A check of huge pages against small (pool_huge_check's figures). */
+void stats_count_check(struct figs_rule *rs, uint64_t small_ns, uint64_t small_pages, uint64_t huge_ns,
+                       uint64_t huge_pages, int huge_won);
+/* The policy has n rules now (the learner adds them as it goes). */
+void stats_rules(int n);
 /* Counted in the calling thread's block. */
 void stats_call(enum entry e);
 void stats_unmatched(int kind, uint64_t len); /* kind 0 mmap, 1 malloc */

@@ -49,6 +49,7 @@
 #include "glue.h"
 #include "lock.h"
 #include "os.h"
+#include "pool.h"
 #include "stats.h"
 #include <string.h>
 #include <sys/mman.h>
@@ -65,6 +66,8 @@ struct job {
 	int active;
 	int backward;        /* the program overtook: take chunks from hi down */
 	int huge;            /* chunks are whole, aligned huge pages */
+	int check;           /* the first chunk is populated both ways (W_CHECK) */
+	uintptr_t adv_lo, adv_hi; /* the mapping the check advises */
 };
 
 static struct job jobs[JOBS];
@@ -114,6 +117,8 @@ struct claim {
 	uintptr_t floor;     /* the job's low end: below it is done, or the program's */
 	int rule, advice, backward;
 	uint64_t seq;
+	int check;           /* this claim is the job's check */
+	uintptr_t adv_lo, adv_hi;
 };
 
 static int claim(struct claim *c)
@@ -125,7 +130,18 @@ static int claim(struct claim *c)
 		spin_unlock(&S.jlock);
 		return 0;
 	}
-	if (j->backward) {
+	c->check = j->check;
+	if (c->check) {
+		/* The check: its two chunks at the front, and in flight over the
+		 * whole mapping it advises (a cancel there waits for it). */
+		uintptr_t two = ((j->lo + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1)) + 2 * HPAGE_SIZE;
+		c->s = j->lo;
+		c->e = two <= j->hi ? two : j->hi;
+		c->adv_lo = j->adv_lo;
+		c->adv_hi = j->adv_hi;
+		j->lo = c->e;
+		j->check = 0;
+	} else if (j->backward) {
 		c->e = j->hi;
 		c->s = j->hi - j->lo > j->chunk ? j->hi - j->chunk : j->lo;
 		if (j->huge && (c->s & (HPAGE_SIZE - 1)) && (c->s & ~(uintptr_t)(HPAGE_SIZE - 1)) >= j->lo)
@@ -141,8 +157,8 @@ static int claim(struct claim *c)
 	for (c->slot = 0; c->slot < INFLIGHT && inflight[c->slot][1]; c->slot++)
 		;
 	if (c->slot < INFLIGHT) {
-		inflight[c->slot][0] = c->s;
-		inflight[c->slot][1] = c->e;
+		inflight[c->slot][0] = c->check ? c->adv_lo : c->s;
+		inflight[c->slot][1] = c->check ? c->adv_hi : c->e;
 		__atomic_store_n(&S.ninflight, S.ninflight + 1, __ATOMIC_RELAXED);
 	}
 	c->floor = j->lo;
@@ -194,6 +210,38 @@ static int program_near(const struct claim *c)
 	return 0;
 }
 
+/* The job's check: both ways, then the rest with the faster.  (No slot in
+ * flight: then the check is not made, the chunk is populated plainly.) */
+static int check_chunk(const struct claim *c, struct figs_rule *rs)
+{
+	struct hcheck h;
+	struct meter m;
+	struct faults f;
+	uintptr_t end;
+	int i;
+	if (c->slot >= INFLIGHT)
+		return 0;
+	meter_start(&m, 1);
+	end = pool_huge_check(c->s, c->e, c->adv_lo, c->adv_hi, c->advice, &h);
+	meter_read(&m, &f, NULL);
+	if (end == c->s)
+		return 0;
+	stats_prefault_faults(rs, f.minor, f.major);
+	__atomic_add_fetch(&S.worker_faults, f.minor + f.major, __ATOMIC_ACQ_REL);
+	stats_count_check(rs, h.small_ns, h.small_pages, h.huge_ns, h.huge_pages, h.huge);
+	st_add(&rs->background_bytes, end - c->s);
+	st_add(&rs->prefaulted_bytes, end - c->s);
+	stats_count_huge(rs, h.huge_pages * page_size, f.minor > h.small_pages ? f.minor - h.small_pages : 0);
+	if (!h.huge) { /* small pages won: the rest of the job takes them */
+		spin_lock(&S.jlock);
+		for (i = 0; i < JOBS; i++)
+			if (jobs[i].active && jobs[i].seq == c->seq && jobs[i].rule == c->rule)
+				jobs[i].huge = 0;
+		spin_unlock(&S.jlock);
+	}
+	return 1;
+}
+
 static void do_chunk(const struct claim *c)
 {
 	struct figs_rule *rs = &g_stats.rules[c->rule];
@@ -202,6 +250,8 @@ static void do_chunk(const struct claim *c)
 	struct meter m;
 	uint64_t others, own, wf0, wf1;
 	int r, alone;
+	if (c->check && check_chunk(c, rs))
+		return;
 	if (S.strategy != BG_TRAIL) {
 		if (program_near(c)) { /* the program is here: leave the chunk to it */
 			st_add(&rs->program_first_bytes, len);
@@ -276,9 +326,10 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advice, int huge)
+int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advice, int flags, uintptr_t adv_lo,
+                   uintptr_t adv_hi)
 {
-	int i;
+	int i, huge = (flags & W_HUGE) != 0;
 	if (chunk < page_size)
 		chunk = 2 << 20;
 	chunk &= ~(page_size - 1);
@@ -299,6 +350,9 @@ int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advi
 	jobs[i].advice = advice;
 	jobs[i].backward = 0;
 	jobs[i].huge = huge;
+	jobs[i].check = (flags & W_CHECK) != 0;
+	jobs[i].adv_lo = adv_lo;
+	jobs[i].adv_hi = adv_hi;
 	jobs[i].active = 1;
 	__atomic_store_n(&S.nactive, S.nactive + 1, __ATOMIC_RELAXED);
 	spin_unlock(&S.jlock);
@@ -309,7 +363,7 @@ int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advi
 	return 0;
 }
 
-void worker_warm(void) { glue_warm(S.want_workers, STACK); }
+void worker_warm(void) { glue_warm_add(S.want_workers, STACK); }
 
 void worker_cancel(uintptr_t a, size_t len)
 {
@@ -321,6 +375,8 @@ void worker_cancel(uintptr_t a, size_t len)
 	for (i = 0; i < JOBS; i++) {
 		struct job *j = &jobs[i];
 		uintptr_t old_hi;
+		if (j->active && j->check && b > j->adv_lo && a < j->adv_hi)
+			j->check = j->huge = 0; /* never advise a mapping that changed */
 		if (!j->active || b <= j->lo || a >= j->hi)
 			continue;
 		old_hi = j->hi;

@@ -139,6 +139,39 @@ recycle_policy() {
 	[ "$(rule_stat "$BATS_TEST_TMPDIR/r.json" big faults)" -eq $((200 * (1 << 20) / $(getconf PAGESIZE))) ]
 }
 
+# The learner (PREFAULT_POLICY=auto, issue 21): its decisions cost no
+# system call on the program's calls beyond what the chosen action needs;
+# what it watches costs none but the sampled mincore at unmap or free.
+@test "auto: recycled churn at most one system call a cycle, a dense one none (as a recycle rule)" {
+	run per_op auto 2000 cycles 256K 1
+	echo "auto, sparse churn: $output system calls a cycle"
+	[ "$status" -eq 0 ]
+	le "$output" 1.01
+	run per_op auto 500 cycles 1M 256
+	echo "auto, dense churn: $output system calls a cycle"
+	le "$output" 0.1
+	# and it is the learner recycling
+	REPORT="$BATS_TEST_TMPDIR/r.json" shimmed auto "$COST" cycles 2000 256K 1 >/dev/null
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "sum(r['recycle']['recycled'] for r in d['rules'])")" -ge 1990 ]
+}
+
+@test "auto: watching costs no system call on mmap, munmap, malloc or free, but the sampled mincore (1 in 16)" {
+	# mappings it watches and never acts on: kept, then all unmapped
+	run per_op auto 2000 keepmaps 256K
+	echo "auto, watched mmap+munmap: $output"
+	[ "$status" -eq 0 ]
+	le "$output" 0.07
+	# blocks it watches: malloc and free of 1 MiB, never touched (sparse)
+	run per_op auto 2000 pairs 1M
+	echo "auto, watched malloc+free: $output"
+	le "$output" 0.07
+	# what it does not look at: small mappings and blocks
+	run per_op auto 2000 maps 16K
+	[ "$output" = 0.0000 ]
+	run per_op auto 20000 pairs 64
+	[ "$output" = 0.0000 ]
+}
+
 # ir PRELOAD ARGS...: instructions callgrind counts for costprobe ARGS
 ir() {
 	local pre="$1"
@@ -163,6 +196,19 @@ ir_pair() {
 	shim=$(ir_pair "$SHIM" 20000 pairs)
 	echo "per malloc/free pair: bare wrapper $fwd, shim $shim instructions"
 	le "$shim" "$(awk -v f="$fwd" 'BEGIN { print f * 1.05 }')"
+}
+
+@test "auto: malloc and free of small blocks, instructions a pair within 5% of a bare forwarding wrapper (callgrind)" {
+	needs_plain_build
+	command -v valgrind >/dev/null || skip "valgrind is not installed"
+	export IR_POLICY=auto
+	fwd=$(ir_pair "$FWD" 20000 pairs)
+	shim=$(ir_pair "$SHIM" 20000 pairs)
+	echo "per malloc/free pair under auto: bare wrapper $fwd, shim $shim instructions"
+	le "$shim" "$(awk -v f="$fwd" 'BEGIN { print f * 1.05 }')"
+	# (and the learner was on)
+	REPORT="$BATS_TEST_TMPDIR/r.json" shimmed auto "$COST" pairs 10 64 >/dev/null
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "'sites' in d['auto']")" = True ]
 }
 
 @test "free of an untracked block takes no lock while a block is tracked: within 5% of a bare wrapper (callgrind; issue 22 #16)" {

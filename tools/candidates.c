@@ -8,8 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* size = 4M, or 1M..3M for a site whose requests vary within its class */
-static void size_spec(char *out, size_t cap, uint64_t lo, uint64_t hi)
+void size_spec(char *out, size_t cap, uint64_t lo, uint64_t hi)
 {
 	char a[24], b[24];
 	struct sbuf sa, sb;
@@ -37,8 +36,7 @@ static void rule_name(char *out, size_t cap, const struct psite *s, int n)
 	snprintf(out + k, cap - k, "-%d", n);
 }
 
-/* A name the policy's globs can hold as it is: one word, on its line. */
-static int glob_safe(const char *s)
+int glob_safe(const char *s)
 {
 	const unsigned char *p;
 	for (p = (const unsigned char *)s; *p; p++)

@@ -67,6 +67,11 @@ struct plan {
 
 /* The plan for a merged profile (sites heaviest first).  Returns 0. */
 int plan_candidates(const struct profile *m, struct plan *p);
+/* A name the policy's globs can hold as it is: one word, on its line (a
+ * caller or program name; else the rule goes without it). */
+int glob_safe(const char *s);
+/* A rule's size: "4M", or "1M..3M" for requests that vary. */
+void size_spec(char *out, size_t cap, uint64_t lo, uint64_t hi);
 /* The short form of a site for tables: "pfprobe map_touch mmap 4M". */
 void site_short(char *out, size_t cap, const struct site_plan *sp);
 #endif

@@ -1,4 +1,4 @@
-/* cli_run.c: `prefault run [-p POLICY] [-o REPORT] -- CMD [ARGS...]`.
+/* cli_run.c: `prefault run [-p POLICY | --auto] [-o REPORT] -- CMD [ARGS...]`.
  *
  * Checks the policy first (a bad one exits 2 and starts nothing), prepends
  * the shim to LD_PRELOAD (keeping what was there, libeatmydata style), sets
@@ -11,10 +11,16 @@
  * each process write JSON into a private directory and prints it itself,
  * on its own stderr, once the program has exited: one process as the
  * shim's text report, a process tree as one summary.
+ *
+ * --auto: no policy; PREFAULT_POLICY=auto, and the shim learns per call
+ * site (shim/auto.c).  Then -o names the policy file to write what it
+ * learned into (learned.c), from the JSON reports, which the tool always
+ * collects itself (the report goes to --report: stderr or none).
  */
 #include "cli.h"
 #include "child.h"
 #include "fmt.h"
+#include "learned.h"
 #include "reports.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -79,12 +85,36 @@ static void no_report(const char *cmd, const char *prog, const struct child_resu
 		fprintf(stderr, "prefault:   its tree took %llu faults (from wait4)\n", (unsigned long long)tree_faults(r));
 }
 
+/* --auto's options: 0, or -1 after saying what is wrong. */
+static int auto_options(const char *policy, const char *budget, const char *report, const char *learned)
+{
+	uint64_t pct, cap;
+	const char *e;
+	if (policy) {
+		fprintf(stderr, "prefault run: --auto learns a policy, -p gives one: choose one\n");
+		return -1;
+	}
+	if (budget && (e = parse_auto_budget(budget, &pct, &cap))) {
+		fprintf(stderr, "prefault run: --auto-budget %s: %s (like 10%%, 256M, or 10%%,256M)\n", tty_str(budget), e);
+		return -1;
+	}
+	if (learned && report && strcmp(report, "stderr") && strcmp(report, "none")) {
+		fprintf(stderr, "prefault run: --auto -o reads the reports itself: --report takes stderr or none then\n");
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_run(const struct command *self, int argc, char **argv)
 {
-	const char *policy = NULL, *report = NULL, *dest, *prog;
+	const char *policy = NULL, *report = NULL, *out = NULL, *budget = NULL, *learned = NULL, *dest, *prog;
+	int autom = 0;
 	const struct opt opts[] = {
 		OPT_S("-p", "--policy", &policy, "POLICY"),
-		OPT_S("-o", "--report", &report, "REPORT"),
+		OPT_S("-o", NULL, &out, "REPORT"),
+		OPT_S("--report", NULL, &report, "REPORT"),
+		OPT_F("--auto", &autom),
+		OPT_S("--auto-budget", NULL, &budget, "BUDGET"),
 		OPT_END,
 	};
 	char *dir = NULL;
@@ -93,15 +123,36 @@ int cmd_run(const struct command *self, int argc, char **argv)
 	int i, n, rc;
 	if ((i = opt_parse(self, argc, argv, opts, &n)) < 0)
 		return EXIT_USAGE;
+	if (budget && !autom) {
+		fprintf(stderr, "prefault run: --auto-budget goes with --auto\n");
+		return EXIT_USAGE;
+	}
+	if (autom)
+		learned = out; /* -o: the learned policy; the report goes to --report */
+	else if (out && report) {
+		fprintf(stderr, "prefault run: -o and --report both name the report: give one\n");
+		return EXIT_USAGE;
+	} else if (out) {
+		report = out;
+	}
+	if (!budget && autom && getenv("PREFAULT_AUTO_BUDGET") && *getenv("PREFAULT_AUTO_BUDGET"))
+		budget = getenv("PREFAULT_AUTO_BUDGET"); /* (checked here too: the shim would only warn) */
+	if (autom && auto_options(policy, budget, report, learned) < 0)
+		return EXIT_USAGE;
 	if (prepare_env(policy, NULL) < 0)
 		return EXIT_USAGE;
-	dest = report_dest(report);
+	if (autom) {
+		setenv("PREFAULT_POLICY", "auto", 1);
+		if (budget) /* (else one the caller's environment gives holds) */
+			setenv("PREFAULT_AUTO_BUDGET", budget, 1);
+	}
+	dest = learned ? (report ? report : "stderr") : report_dest(report);
 	if (dest && strcmp(dest, "stderr") && strcmp(dest, "none") && foreign_file(dest)) {
 		fprintf(stderr, "prefault run: the report would go to %s, which is there and is not a prefault report: "
 		                "not overwritten (name another with -o)\n", tty_str(dest));
 		return EXIT_USAGE;
 	}
-	if (dest && strcmp(dest, "stderr")) {
+	if (dest && strcmp(dest, "stderr") && !learned) {
 		/* none, or files the shim writes itself: nothing to print. */
 		setenv("PREFAULT_REPORT", dest, 1);
 	} else {
@@ -138,11 +189,18 @@ int cmd_run(const struct command *self, int argc, char **argv)
 		struct report_set rs;
 		prog = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
 		if (!r.exec_errno && reports_load(dir, &rs) == 0) {
-			if (rs.n || rs.unreadable)
+			if ((rs.n || rs.unreadable) && strcmp(dest ? dest : "stderr", "none"))
 				reports_print(2, &rs, r.pid, prog, r.wall_s, tree_faults(&r));
 			if (!reports_has_pid(&rs, r.pid))
 				no_report(argv[i], prog, &r, rs.n + rs.unreadable > 0);
+			/* (the exit status stays the program's: a policy not written is said) */
+			if (learned && rs.n)
+				learned_write(learned, &rs, argv + i);
+			else if (learned)
+				fprintf(stderr, "prefault run: no report to learn from: %s not written\n", tty_str(learned));
 			reports_free(&rs);
+		} else if (learned) {
+			fprintf(stderr, "prefault run: no report to learn from: %s not written\n", tty_str(learned));
 		}
 		scratch_clean(dir, 1);
 		free(dir);

@@ -8,12 +8,14 @@
 #include <string.h>
 
 static const struct command commands[] = {
-	{ "run", cmd_run, "[-p POLICY] [-o REPORT] -- CMD [ARGS...]",
+	{ "run", cmd_run, "[-p POLICY] [-o REPORT] [--auto [--auto-budget B]] [--report REPORT] -- CMD [ARGS...]",
 	  "run CMD with the shim preloaded, and print its report once it exits;\n"
 	  "POLICY is a shipped policy's name, or a path (./my.policy); REPORT is\n"
 	  "stderr (ours, the default), none, or a path (%p pid, %e program; a\n"
-	  ".json path gives JSON).  Exit status is CMD's (128+N if signal N\n"
-	  "killed it).",
+	  ".json path gives JSON).  --auto: no policy, the shim learns per call\n"
+	  "site while CMD runs (B: what RSS may have over CMD's own peak, 10%,256M\n"
+	  "by default); with --auto, -o writes what it learned as a policy file.\n"
+	  "Exit status is CMD's (128+N if signal N killed it).",
 	  CMD_PROGRAM | CMD_PROGRAM_STATUS },
 	{ "check", cmd_check, "POLICY...",
 	  "check policies: one line per rule, or FILE:LINE: what is wrong (exit 2)",

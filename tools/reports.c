@@ -176,6 +176,28 @@ static void rule_read(struct figs_rule *r, const struct json *j)
 	}
 }
 
+/* The learner's part (PREFAULT_POLICY=auto), if the report has one; its
+ * sites go into a static array (one report's at a time). */
+static void auto_read(struct figs_proc *p, const struct json *a)
+{
+	static struct figs_auto sites[FIGS_MAX_AUTO];
+	const struct json *s;
+	if (!a || a->type != JSON_OBJECT)
+		return;
+	p->auto_on = 1;
+#define PF_READ_AUTO_PROC(field, path, kind) p->field = fig(a, path, kind);
+	PF_AUTO_PROC_FIGS(PF_READ_AUTO_PROC)
+#undef PF_READ_AUTO_PROC
+	for (s = json_get(a, "sites") ? json_get(a, "sites")->child : NULL; s && p->nauto < FIGS_MAX_AUTO; s = s->next) {
+		struct figs_auto *f = &sites[p->nauto++];
+		f->object = json_str(json_get(s, "caller"), "?");
+#define PF_READ_AUTO(field, path, kind) f->field = fig(s, path, kind);
+		PF_AUTO_FIGS(PF_READ_AUTO)
+#undef PF_READ_AUTO
+	}
+	p->autos = sites;
+}
+
 /* One report, as the shim had it: p's rules and names point into the arrays
  * given (POL_MAX_RULES each), its strings into the document. */
 static void proc_read(struct figs_proc *p, struct figs_rule *rules, const char **names, const struct json *d)
@@ -217,6 +239,14 @@ static void proc_read(struct figs_proc *p, struct figs_rule *rules, const char *
 	for (m = json_get(d, "notes") ? json_get(d, "notes")->child : NULL; m && p->nnotes < FIGS_MAX_NOTES; m = m->next)
 		if (json_str(m, NULL))
 			p->note[p->nnotes++] = json_str(m, NULL);
+	auto_read(p, json_get(d, "auto"));
+}
+
+void report_figs(const struct json *doc, struct figs_proc *p)
+{
+	static struct figs_rule rules[POL_MAX_RULES];
+	static const char *names[POL_MAX_RULES];
+	proc_read(p, rules, names, doc);
 }
 
 /* The shim's own text, from its JSON. */
@@ -375,6 +405,17 @@ static void print_tree(struct sbuf *sb, const struct report_set *rs, pid_t root,
 	for (i = 0; i < tr.t.nrules; i++)
 		rt_rule(sb, tr.names[i], " (all processes)", &tr.rules[i]);
 	rt_unmatched(sb, &tr.t);
+	for (i = 0; i < rs->n; i++) { /* the learner's sites are each process's own */
+		proc_read(&p, rules, names, rs->docs[i]);
+		if (!p.auto_on || !p.nauto)
+			continue;
+		sb_str(sb, "prefault:   in ");
+		sb_text(sb, p.program);
+		sb_chr(sb, '[');
+		sb_u64(sb, p.pid);
+		sb_str(sb, "]:\n");
+		rt_auto(sb, &p);
+	}
 	for (i = 0; i < tr.t.nnotes; i++)
 		rt_note(sb, tr.t.note[i]);
 	free(tr.rules);

@@ -43,6 +43,11 @@ void reports_print(int fd, const struct report_set *rs, pid_t root, const char *
 /* Is there a report of process pid? */
 int reports_has_pid(const struct report_set *rs, pid_t pid);
 
+/* One report's figures, as the shim had them (the arrays behind p are
+ * static: valid until the next call). */
+struct figs_proc;
+void report_figs(const struct json *doc, struct figs_proc *p);
+
 /* faults.in_prefault of one report: taken by the shim's own work (0 if absent). */
 uint64_t report_in_prefault(const struct json *doc);
 #endif

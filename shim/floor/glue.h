@@ -213,15 +213,19 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word);
 /* Start helpers until *count reaches want (the caller's helpers decrement
  * *count as they return); a helper that could not start is not counted. */
 void glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_t stack, uint32_t *word);
-/* Start and end n threads with `stack`-byte stacks, and wait (a bounded
- * time) until they have left, so that glibc's stack cache holds stacks of
- * that size with their thread-local blocks already allocated.  Called from
+/* glue_warm_add asks for n more threads of up to `stack` bytes; glue_warm
+ * starts and ends them all at once (so that each gets a stack of its own),
+ * the largest stack asked for each, and waits (a bounded time) until they
+ * have left, so that glibc's stack cache holds that many stacks with their
+ * thread-local blocks already allocated (a cached stack serves a request
+ * of a quarter of its size and up).  Called from
  * the constructor: pthread_create allocates a new thread's TLS vector with
  * the program's calloc, and a helper started later from a wrapper may be
  * inside an allocator that maps under its own lock (jemalloc, tcmalloc,
  * mimalloc call mmap through the PLT); with a cached stack it allocates
  * nothing. */
-void glue_warm(int n, size_t stack);
+void glue_warm_add(int n, size_t stack);
+void glue_warm(void);
 /* Helpers must return from fn when this is nonzero. */
 int glue_leaving(void);
 /* Ask every helper to leave, and wait (a bounded time) until they have left

@@ -137,6 +137,14 @@ static void thp_read(void)
 	}
 }
 
+int os_thp_mode(void)
+{
+	int m = thp_mode(THP_DIR "enabled");
+	if (m <= 0 || sys_n(SC_prctl, PR_GET_THP_DISABLE, 0, 0, 0, 0, 0) == 1)
+		return THP_NONE;
+	return m == 1 ? THP_MADVISE : THP_ALWAYS;
+}
+
 /* Read the sizes once; 0 while another thread is still reading them (never
  * wait for it here: it may be stopped, or be the one a signal interrupted). */
 static int thp_known(void)
@@ -293,6 +301,17 @@ static uint64_t parse_u64(const char *s)
 	while (*s >= '0' && *s <= '9')
 		v = v * 10 + (uint64_t)(*s++ - '0');
 	return v;
+}
+
+uint64_t os_rss_now(void)
+{
+	char buf[128];
+	const char *p = buf;
+	if (os_read_file("/proc/self/statm", buf, sizeof buf) <= 0)
+		return 0;
+	while (*p && *p != ' ')
+		p++;
+	return parse_u64(p) * page_size;
 }
 
 uint64_t os_mem_available(void)

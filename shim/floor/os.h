@@ -61,11 +61,21 @@ struct os_vma {
 };
 int os_smaps_walk(void (*fn)(void *arg, const struct os_vma *v), void *arg);
 
+/* Transparent huge pages for this process: THP_NONE (set to never, or
+ * PR_SET_THP_DISABLE on this process, inherited across fork and exec:
+ * either way MADV_HUGEPAGE gets nothing), THP_ALWAYS, or THP_MADVISE (only
+ * where advised: then small pages and huge pages can both be had, and
+ * compared).  Reads sysfs and asks prctl: once, at start-up. */
+enum { THP_NONE, THP_ALWAYS, THP_MADVISE };
+int os_thp_mode(void);
+
 /* Read up to cap-1 bytes of a (small, /proc-like) file; NUL-terminated.
  * Returns the length, or -1 with errno set. */
 long os_read_file(const char *path, char *buf, size_t cap);
 /* The same, from an open file (left open). */
 long os_read_fd(int fd, char *buf, size_t cap);
+/* This process's resident set now (/proc/self/statm), in bytes; 0 if unknown. */
+uint64_t os_rss_now(void);
 /* MemAvailable in bytes, 0 if unknown. */
 uint64_t os_mem_available(void);
 /* Find the memory cgroup's files (v2 memory.max, or v1 limit_in_bytes) for

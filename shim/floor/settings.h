@@ -16,13 +16,15 @@ enum { SET_STR, SET_FLAG }; /* a string (NULL: unset or empty), or set at all */
 	X(report, "PREFAULT_REPORT", SET_STR, 0, "where the report goes: stderr, none or a path")     \
 	X(report_quiet, "PREFAULT_REPORT_QUIET", SET_FLAG, 0, "the tool collects: never warn")       \
 	X(report_fd, "PREFAULT_REPORT_FD", SET_STR, 0, "the tool's socket, for reports that cannot be files") \
+	X(auto_budget, "PREFAULT_AUTO_BUDGET", SET_STR, 0, "auto: what the learner may hold, N% of the program's peak and/or a size (10%,256M)") \
 	X(profile, "PREFAULT_PROFILE", SET_STR, 0, "profile into this path template")                \
 	X(profile_period, "PREFAULT_PROFILE_PERIOD", SET_STR, 0, "sample every N faults")            \
 	X(bg_strategy, "PREFAULT_BG_STRATEGY", SET_STR, 1, "trail: the old background walk (benchmarks)") \
 	X(test_no_populate, "PREFAULT_TEST_NO_POPULATE", SET_FLAG, 1, "take the pre-5.14 fallback") \
 	X(test_no_perf, "PREFAULT_TEST_NO_PERF", SET_FLAG, 1, "take the path where perf_event_open is refused") \
 	X(test_no_reader, "PREFAULT_TEST_NO_READER", SET_FLAG, 1, "start no reader thread: the rings are read only at exit, and a full one drops samples") \
-	X(test_hpage, "PREFAULT_TEST_HPAGE_SIZE", SET_STR, 1, "the huge page size carve goes by, in bytes (a size the request does not divide)")
+	X(test_hpage, "PREFAULT_TEST_HPAGE_SIZE", SET_STR, 1, "the huge page size carve goes by, in bytes (a size the request does not divide)") \
+	X(test_huge, "PREFAULT_TEST_HUGE", SET_STR, 1, "huge or small: what a check of huge pages against small finds")
 
 struct settings {
 #define PF_SETTING_FIELD(field, var, kind, test, what) const char *field;

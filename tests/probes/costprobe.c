@@ -24,16 +24,6 @@
 #include <unistd.h>
 #include "probe.h"
 
-static void *map(size_t n)
-{
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		perror("mmap");
-		exit(1);
-	}
-	return p;
-}
-
 static long n_ops;
 static size_t op_size;
 
@@ -70,7 +60,7 @@ int main(int argc, char **argv)
 		size_t size = parse_size(argv[3]);
 		long touch = atol(argv[4]), k;
 		for (i = 0; i < n; i++) {
-			char *p = map(size);
+			char *p = probe_map(size);
 			for (k = 0; k < touch && (size_t)k * pg < size; k++)
 				p[(size_t)k * pg] = 1;
 			munmap(p, size);
@@ -78,12 +68,12 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "maps")) {
 		size_t size = parse_size(argv[3]);
 		for (i = 0; i < n; i++)
-			munmap(map(size), size);
+			munmap(probe_map(size), size);
 	} else if (!strcmp(argv[1], "keepmaps")) {
 		size_t size = parse_size(argv[3]);
 		char **v = calloc((size_t)n, sizeof *v);
 		for (i = 0; i < n; i++)
-			v[i] = map(size);
+			v[i] = probe_map(size);
 		for (i = 0; i < n; i++)
 			munmap(v[i], size);
 		free(v);

@@ -20,6 +20,18 @@ static inline size_t parse_size(const char *s)
 	return (size_t)v;
 }
 
+/* A fresh anonymous private read-write mapping of n bytes, or exit 1. */
+#include <sys/mman.h>
+static inline char *probe_map(size_t n)
+{
+	char *p = (char *)mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	return p;
+}
+
 /* A "Key:" line of /proc/self/status, in kB (or a count); -1 if absent. */
 static inline long status_kb(const char *key)
 {

@@ -1,0 +1,1220 @@
+/* auto.c: the learner (see auto.h): no policy file; the shim decides per
+ * call site, online, from what it measures in this very run, and backs off
+ * where it measures no gain.
+ *
+ * A site is the return address of the call (in its object), the call (mmap
+ * or the malloc family) and the size class.  Only what a rule could act on
+ * is looked at: anonymous private read-write mmaps of 64 KiB or more that
+ * leave the address to the kernel (no MAP_FIXED, no hint, no reservation),
+ * and malloc blocks of AUTO_BLOCK_MIN or more.  A request the learner has
+ * no rule for is tracked (the regions table, flag RF_AUTO, its site in the
+ * rule field: no system call) so that its unmap or free can teach:
+ *
+ *  - Churn.  The program unmaps, exactly as mapped, a third mapping of one
+ *    length within a second (a site tells 4 lengths apart): the site gets
+ *    `recycle` for that length (and up to 3 more).  A populated site that
+ *    turns out to churn is switched to it.
+ *  - Density.  At the unmap or free, mincore says how much the program
+ *    touched (a site's first 4, then every 16th: one to eight calls each).
+ *    Three that came back 90% touched or more: `populate`, with huge pages
+ *    from 4 MiB where THP can be had, the first chunk measured both ways
+ *    and the faster kept (hugepage_check).  Under 25%: left alone, and said.
+ *  - First touch.  A mapping of 4 MiB or more is also watched by a helper
+ *    thread, with mincore of its front every 1 to 4 ms: when the program
+ *    first touched it, and whether it fills it from the front.  A dense site
+ *    first touched 5 ms or more after the map gets `background` instead of
+ *    `populate`; one touched at once, never.
+ *  - The front.  A watched mapping the program fills from its start (256
+ *    KiB in a row) is helped while it fills, the one thing learnt from the
+ *    mapping itself rather than from the site's earlier ones (a buffer
+ *    mapped once): huge pages are advised over it where THP can be had, the
+ *    program's own fill rate measured before and after, the faster kept;
+ *    and the worker populates a window ahead of the program (what it fills
+ *    in 30 ms), as far as the budget allows.  The site gets a rule for its
+ *    next mappings: populate, or background where the first touch came
+ *    late.
+ *  - Back-off.  A populated site leaves one mapping in 2^k to the program
+ *    (a probe, k from 3, at most one in 256) and measures it: under 80%
+ *    touched, the site goes back to observing.  A recycled site whose
+ *    regions were mostly dropped, or mostly never used again, goes back
+ *    too, and its kept regions are given back.  Every decision has a
+ *    reason, and the report prints it.
+ *
+ * The budget (below, "set-up and the budget"): RSS never more than the
+ * program's own peak and the lesser of PERCENT of it and CAP (10% and 256
+ * MiB, or PREFAULT_AUTO_BUDGET), never less than 2 MiB.  Populate holds
+ * nothing the program would not touch: it acts on sites 90% touched, and
+ * backs off under 80%.
+ *
+ * Locks: S.lock (sites' learning, rules) and S.wlock (the watches), never
+ * held across a system call or a call into the loader (dladdr).  Lookups
+ * of a site take no lock.
+ */
+#include "auto.h"
+#include "defs.h"
+#include "fork.h"
+#include "glue.h"
+#include "lock.h"
+#include "match.h"
+#include "os.h"
+#include "pool.h"
+#include "recycle.h"
+#include "regions.h"
+#include "sbuf.h"
+#include "settings.h"
+#include "stats.h"
+#include "worker.h"
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#define SITES 1024
+#define LENS 4                          /* lengths a site's churn is told apart by */
+#define AUTO_MMAP_MIN (64u << 10)
+#define CHURN_N 3                       /* unmaps of one length ... */
+#define CHURN_NS 1000000000ull          /* ... within this: churn */
+#define DENSE_PM 900                    /* per mille touched: populate */
+#define BACKOFF_PM 800                  /* a probe under this: back off */
+#define SPARSE_PM 250                   /* under this: left alone, said */
+#define MEASURE_FIRST 4                 /* a site's first unmaps measured */
+#define MEASURE_EVERY 16                /* then every 16th */
+#define NEED_MEASURED 3
+#define PROBE_FIRST 8
+#define PROBE_STEP_MAX 256
+#define HUGE_FROM (4ull << 20)          /* huge pages from here (two chunks to compare) */
+#define POOL_FROM (64ull << 20)         /* populate on threads from here */
+#define WATCH_MIN (4ull << 20)
+#define WATCH_MAX 32
+#define LATE_NS (5ull * 1000 * 1000)
+#define GIVEUP_NS (10ull * 1000 * 1000 * 1000)
+#define STALL_NS (200ull * 1000 * 1000) /* a front that stops this long is left */
+#define POLL_MIN_NS (1ull * 1000 * 1000)
+#define POLL_MAX_NS (4ull * 1000 * 1000)
+#define FRONT_MIN (256u << 10)
+#define LEAD_MAX (64ull << 20)
+#define LEAD_NS (30ull * 1000 * 1000)   /* a window: what the program fills in 30 ms */
+#define IDLE_NS (200ull * 1000 * 1000)
+#define BUDGET_FLOOR (2ull << 20)
+#define RSS_EVERY_NS (10ull * 1000 * 1000)
+#define STACK (64u << 10)
+
+enum { AS_OBSERVE, AS_DECIDING, AS_RECYCLE, AS_POPULATE, AS_BACKGROUND, AS_FRONT, AS_OFF };
+
+struct asite {
+	uintptr_t ret;          /* 0: a free slot (published last, with release) */
+	uint32_t call, klass;
+	int state;              /* AS_* (read without the lock) */
+	int rule;               /* its rule, or -1 */
+	uint64_t len[LENS];     /* recycle: the lengths it recycles (0: none) */
+	uint64_t size_min, size_max;
+	uint64_t maps;          /* requests (atomic) */
+	uint64_t next_probe, probe_step;
+	/* what it learnt (S.lock) */
+	uint64_t gone, win_len[LENS], win_t0[LENS];
+	uint32_t win_n[LENS];
+	uint64_t measured, pages, touched;
+	uint32_t firsts, lates, scattered, untouched;
+	uint64_t late_ns;
+	/* for the report */
+	int listed;
+	uint32_t why, off;
+	uint64_t why_a, why_b, why_c, off_a, off_b, since_ns, off_ns;
+	uint64_t f_at;          /* the program's faults at the decision */
+	uint64_t saved_pages;   /* the front: pages filled with huge pages, or populated ahead */
+	uint64_t held_peak;
+	const char *object;
+	uintptr_t base;
+};
+
+struct watch {
+	uintptr_t start, end;
+	int site, live, busy;
+	int phase;              /* WP_* */
+	uint64_t t_map, t_next, t_prev, period, t_moved;
+	uint64_t t_touch;       /* the last look that found it untouched */
+	uintptr_t front;        /* [start, front) touched, in a row */
+	uint64_t t_mark;        /* the fill rate is measured from here */
+	uintptr_t f_mark;
+	uint64_t small_ns, small_bytes;
+	uint64_t rate;          /* the program's fill rate, bytes a ms */
+	int advised, huge_kept, marked;
+	uintptr_t adv_lo, adv_hi; /* what advice covers: the mapping, or the block's whole pages */
+	uintptr_t ahead;        /* a window queued for the worker ends here */
+	uint64_t window;        /* its length, charged until the program goes through it */
+	uint64_t held;          /* charged to the budget */
+};
+enum { WP_WAIT, WP_FILL, WP_HUGE, WP_AHEAD };
+
+int auto_on;
+static struct asite sites[SITES];
+static struct watch watches[WATCH_MAX];
+static struct policy P;                      /* the learner's rules */
+static int rule_site[POL_MAX_RULES];
+static int listed[FIGS_MAX_AUTO];
+/* The module's state, in one place (its tables stand apart). */
+static struct {
+	spin_t lock;
+	int nsites, nlisted;
+	uint64_t t0;
+	uint64_t pct, cap;       /* the budget's terms */
+	uint64_t prog_peak, held_peak, over_peak;
+	uint64_t rss, rss_at;    /* RSS at the last look, and when */
+	int64_t grown;           /* since: mapped anew by the program, less what it unmapped */
+	uint64_t added;          /* since: populated ahead by us */
+	uint64_t front_held;     /* the watches' charges */
+	int thp;                 /* os_thp_mode() */
+	int ncpu;
+	spin_t wlock;
+	uint32_t wword;          /* the watcher's futex word */
+	int nwatchers, nwatch;
+} S;
+
+/* ---- set-up and the budget ----
+ *
+ * The bound: the process's RSS (the program's own and what the learner
+ * holds) never more than the program's own peak and the extra (the lesser
+ * of PERCENT of that peak and CAP, never less than 2 MiB).  Keeping a
+ * region the program unmaps leaves RSS as it was (an arena the program
+ * freed was in its peak already): so keeping is allowed while RSS is under
+ * that top, and what is kept is given back (trimmed) as soon as the
+ * program grows past it by other means.  Populating ahead of the program
+ * adds to RSS: it must fit under the top as it is.
+ *
+ * RSS is read (statm; the program's own is that less what the learner
+ * holds; its peak the most seen so, or getrusage's peak less the most the
+ * learner held, whichever is more) while the learner holds something: at
+ * most every 10 ms, and again once the program has mapped as much as the
+ * extra anew.  Four system calls a time, none when nothing is held. */
+
+static uint64_t program_faults(void)
+{
+	struct faults f;
+	uint64_t ours = st_get(&g_stats.pf_minor) + st_get(&g_stats.pf_major);
+	os_faults_self(&f);
+	return f.minor + f.major > ours ? f.minor + f.major - ours : 0;
+}
+
+static uint64_t held(void) { return recycle_kept_total() + __atomic_load_n(&S.front_held, __ATOMIC_RELAXED); }
+
+static void atomic_max(uint64_t *v, uint64_t x)
+{
+	uint64_t cur = __atomic_load_n(v, __ATOMIC_RELAXED);
+	while (x > cur && !__atomic_compare_exchange_n(v, &cur, x, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static void note_held(void)
+{
+	uint64_t h = held(), k = recycle_kept_peak();
+	atomic_max(&S.held_peak, k > h ? k : h); /* (kept regions may have peaked between two looks) */
+}
+
+/* What RSS may have over the program's own peak. */
+static uint64_t extra(void)
+{
+	uint64_t b = __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED) / 100 * S.pct;
+	if (b > S.cap)
+		b = S.cap;
+	return b < BUDGET_FLOOR && S.cap >= BUDGET_FLOOR ? BUDGET_FLOOR : b;
+}
+
+static uint64_t top(void) { return __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED) + extra(); }
+
+/* The program's peak, at least getrusage's less the most the learner held. */
+static void peak_from_rusage(void)
+{
+	struct rusage ru;
+	if (sys_getrusage(RUSAGE_SELF, &ru) == 0) {
+		uint64_t top_rss = (uint64_t)ru.ru_maxrss << 10, hp = __atomic_load_n(&S.held_peak, __ATOMIC_RELAXED);
+		atomic_max(&S.prog_peak, top_rss > hp ? top_rss - hp : 0);
+	}
+}
+
+/* RSS read again if older than 10 ms, or the program has mapped the extra
+ * anew since (or now: force).  Over the top: kept regions go back, and no
+ * more are kept until the next look finds room. */
+static void rss_refresh(uint64_t now, int force)
+{
+	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, h;
+	if (!force && last && now - last < RSS_EVERY_NS)
+		return;
+	if (!__atomic_compare_exchange_n(&S.rss_at, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	note_held();
+	rss = os_rss_now();
+	h = held();
+	atomic_max(&S.prog_peak, rss > h ? rss - h : 0);
+	peak_from_rusage();
+	__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.grown, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
+	if (rss > top()) { /* the program grew back, by other means than reusing */
+		uint64_t k = recycle_kept_total(), over = rss - top();
+		recycle_trim(k > over ? k - over : 0);
+		recycle_cap(0);
+		rss -= k - recycle_kept_total();
+	} else {
+		recycle_cap(UINT64_MAX);
+	}
+	if (rss > S.prog_peak)
+		atomic_max(&S.over_peak, rss - S.prog_peak);
+}
+
+/* The program maps len anew (not a reused region): taken as resident at
+ * once (its touches are not seen), RSS may pass the top before the next
+ * look, so what is kept over it goes back now (no system call but the
+ * munmaps of what goes). */
+static uint64_t rss_guess(void)
+{
+	int64_t g = __atomic_load_n(&S.grown, __ATOMIC_RELAXED);
+	return __atomic_load_n(&S.rss, __ATOMIC_RELAXED) + (uint64_t)(g > 0 ? g : 0) + __atomic_load_n(&S.added, __ATOMIC_RELAXED);
+}
+
+static void grows(uint64_t len)
+{
+	uint64_t t, now;
+	if (held()) /* (first: a look resets what has grown since the last) */
+		rss_refresh(os_now_ns(), 0);
+	__atomic_add_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
+	if (!held())
+		return;
+	t = top();
+	now = rss_guess();
+	if (now > t) {
+		uint64_t k = recycle_kept_total();
+		recycle_trim(k > now - t ? k - (now - t) : 0);
+		recycle_cap(recycle_kept_total());
+		__atomic_sub_fetch(&S.rss, k - recycle_kept_total() < S.rss ? k - recycle_kept_total() : 0, __ATOMIC_RELAXED);
+	}
+}
+
+/* The program gives len back (unmaps or frees it, and it is not kept). */
+static void shrinks(uint64_t len)
+{
+	__atomic_sub_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
+}
+
+/* Room under the top for n bytes more made resident (populating ahead):
+ * 1 and charged, or 0. */
+static int front_reserve(uint64_t n, uint64_t now)
+{
+	/* (the program's new mappings are not taken as resident here: a
+	 * buffer being filled would leave no room for its own window; RSS is
+	 * at most 10 ms old) */
+	rss_refresh(now, 0);
+	if (__atomic_load_n(&S.rss, __ATOMIC_RELAXED) + __atomic_load_n(&S.added, __ATOMIC_RELAXED) + n > top())
+		return 0;
+	__atomic_add_fetch(&S.added, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&S.front_held, n, __ATOMIC_RELAXED);
+	note_held();
+	return 1;
+}
+
+static void front_release(uint64_t n)
+{
+	if (n)
+		__atomic_sub_fetch(&S.front_held, n, __ATOMIC_RELAXED);
+}
+
+struct policy *auto_setup(const struct settings *set)
+{
+	uint64_t pct = 10, cap = 256ull << 20;
+	if (set->auto_budget && parse_auto_budget(set->auto_budget, &pct, &cap))
+		return NULL;
+	memset(&P, 0, offsetof(struct policy, rules));
+	S.pct = pct;
+	S.cap = cap;
+	S.t0 = os_now_ns();
+	S.thp = os_thp_mode();
+	S.ncpu = os_online_cpus();
+	rss_refresh(S.t0, 1);
+	auto_on = 1;
+	return &P;
+}
+
+/* ---- sites ---- */
+
+static uint64_t site_hash(uintptr_t ret, unsigned call, uint32_t k)
+{
+	uint64_t h = ((uint64_t)ret ^ ((uint64_t)ret >> 17)) * 0x9e3779b97f4a7c15ull;
+	return (h ^ (h >> 29)) + call * 31 + k;
+}
+
+/* The site of a request: found without a lock, added under it; -1 when
+ * the table is full. */
+static int site_of(uintptr_t ret, unsigned call, uint64_t len)
+{
+	uint32_t k = (uint32_t)size_class(len), n;
+	uint64_t h = site_hash(ret, call, k);
+	unsigned i;
+	for (n = 0, i = (unsigned)(h % SITES); n < SITES; n++, i = (i + 1) % SITES) {
+		uintptr_t r = __atomic_load_n(&sites[i].ret, __ATOMIC_ACQUIRE);
+		if (!r)
+			break;
+		if (r == ret && sites[i].call == call && sites[i].klass == k)
+			return (int)i;
+	}
+	spin_lock(&S.lock);
+	for (n = 0, i = (unsigned)(h % SITES); n < SITES && sites[i].ret; n++, i = (i + 1) % SITES)
+		if (sites[i].ret == ret && sites[i].call == call && sites[i].klass == k) {
+			spin_unlock(&S.lock);
+			return (int)i;
+		}
+	if (n == SITES || S.nsites >= SITES * 3 / 4) {
+		spin_unlock(&S.lock);
+		stats_note(N_AUTO_SITES);
+		return -1;
+	}
+	sites[i].call = call;
+	sites[i].klass = k;
+	sites[i].rule = -1;
+	sites[i].size_min = sites[i].size_max = len;
+	__atomic_store_n(&sites[i].ret, ret, __ATOMIC_RELEASE);
+	S.nsites++;
+	spin_unlock(&S.lock);
+	return (int)i;
+}
+
+/* Named in the report (once); S.lock held. */
+static void list_site(int i)
+{
+	if (sites[i].listed || S.nlisted == FIGS_MAX_AUTO)
+		return;
+	listed[S.nlisted++] = i;
+	sites[i].listed = 1;
+}
+
+/* A site left alone, and why (said once). */
+static void name_site(struct asite *s);
+
+static void leave_alone(int i, uint32_t why, uint64_t a, uint64_t b)
+{
+	struct asite *s = &sites[i];
+	if (s->listed)
+		return;
+	name_site(s);
+	spin_lock(&S.lock);
+	if (!s->listed && s->state == AS_OBSERVE) {
+		s->why = why;
+		s->why_a = a;
+		s->why_b = b;
+		s->since_ns = os_now_ns() - S.t0;
+		list_site(i);
+	}
+	spin_unlock(&S.lock);
+}
+
+/* A rule for site i.  Its object is looked up first, with no lock held
+ * (dladdr takes the loader's).  -1 when every rule is taken. */
+/* The object the site's caller is in (dladdr, the loader's lock: never
+ * with a lock of ours held, never at exit). */
+static void name_site(struct asite *s)
+{
+	const char *obj;
+	uintptr_t base;
+	if (!s->object && match_caller((const void *)s->ret, &obj, &base) == 0) {
+		s->base = base;
+		__atomic_store_n(&s->object, obj, __ATOMIC_RELEASE);
+	}
+}
+
+static int new_rule(int i, unsigned actions, uint64_t lo, uint64_t hi)
+{
+	struct asite *s = &sites[i];
+	struct pol_rule *r;
+	struct sbuf sb;
+	int n;
+	name_site(s);
+	spin_lock(&S.lock);
+	n = P.nrules;
+	if (n == POL_MAX_RULES) {
+		spin_unlock(&S.lock);
+		stats_note(N_AUTO_RULES);
+		return -1;
+	}
+	r = &P.rules[n];
+	memset(r, 0, sizeof *r);
+	sb_init(&sb, r->name, sizeof r->name, -1);
+	sb_str(&sb, s->object ? s->object : "?");
+	sb_chr(&sb, '+');
+	sb_hex(&sb, s->ret - s->base);
+	sb_chr(&sb, '-');
+	sb_str(&sb, s->call == CALL_MMAP ? "mmap-" : "malloc-");
+	sb_size_exact(&sb, lo);
+	sb_cstr(&sb);
+	r->calls = s->call;
+	r->size_lo = lo;
+	r->size_hi = hi;
+	r->map_req = MK_ANON | MK_PRIVATE;
+	r->prot_req = PK_READ | PK_WRITE;
+	r->actions = actions;
+	r->huge_check = (actions & A_HUGEPAGE) && S.thp == THP_MADVISE;
+	if ((actions & A_POPULATE) && lo >= POOL_FROM && S.ncpu > 1) {
+		uint64_t t = lo / POOL_FROM, cpus = (uint64_t)(S.ncpu > 0 ? S.ncpu : 1);
+		r->threads = (unsigned)(t < cpus ? t : cpus);
+	}
+	/* (populate's threads: one per 64 MiB, at most the CPUs) */
+	if (actions & A_RECYCLE)
+		r->recycle_max = RECYCLE_MAX_DEFAULT;
+	rule_site[n] = i;
+	__atomic_store_n(&P.nrules, n + 1, __ATOMIC_RELEASE);
+	spin_unlock(&S.lock);
+	stats_rules(n + 1);
+	if (actions & A_RECYCLE)
+		recycle_add_rule(n, RECYCLE_MAX_DEFAULT);
+	return n;
+}
+
+/* The decision, published (the state last, with release). */
+static void decided(int i, int rule, int state, uint32_t why, uint64_t a, uint64_t b, uint64_t c)
+{
+	struct asite *s = &sites[i];
+	uint64_t f = program_faults(), now = os_now_ns(); /* (one getrusage: decisions are rare) */
+	spin_lock(&S.lock);
+	s->rule = rule;
+	s->off = AO_NONE;
+	s->why = why;
+	s->why_a = a;
+	s->why_b = b;
+	s->why_c = c;
+	s->since_ns = now - S.t0;
+	s->f_at = f;
+	s->next_probe = __atomic_load_n(&s->maps, __ATOMIC_RELAXED) + PROBE_FIRST;
+	s->probe_step = PROBE_FIRST;
+	list_site(i);
+	/* (no rule left: nothing more to learn here) */
+	__atomic_store_n(&s->state, rule < 0 ? AS_OFF : state, __ATOMIC_RELEASE);
+	spin_unlock(&S.lock);
+}
+
+static void back_off(int i, uint32_t off, uint64_t a, uint64_t b)
+{
+	struct asite *s = &sites[i];
+	int rule;
+	spin_lock(&S.lock);
+	if (s->state == AS_OFF || s->state == AS_OBSERVE || s->state == AS_DECIDING) {
+		spin_unlock(&S.lock);
+		return;
+	}
+	rule = s->rule;
+	s->off = off;
+	s->off_a = a;
+	s->off_b = b;
+	s->off_ns = os_now_ns() - S.t0;
+	__atomic_store_n(&s->state, AS_OFF, __ATOMIC_RELEASE);
+	spin_unlock(&S.lock);
+	if (off == AO_DROPPED || off == AO_UNUSED)
+		recycle_release_rule(rule);
+}
+
+/* One more unmap of len at site s, at now (S.lock held): does it make len
+ * churn (the CHURN_N-th within CHURN_NS)?  Then *n and *us say how many in
+ * how long.  A site tells LENS lengths apart (the oldest window gives way). */
+static int churned(struct asite *s, uint64_t len, uint64_t now, uint32_t *n, uint64_t *us)
+{
+	int k, old = 0;
+	for (k = 0; k < LENS && s->win_len[k] != len; k++)
+		if (s->win_t0[k] < s->win_t0[old])
+			old = k;
+	if (k == LENS || now - s->win_t0[k] > CHURN_NS) {
+		k = k == LENS ? old : k;
+		s->win_len[k] = len;
+		s->win_t0[k] = now;
+		s->win_n[k] = 1;
+		return 0;
+	}
+	if (++s->win_n[k] < CHURN_N)
+		return 0;
+	*n = s->win_n[k];
+	*us = (now - s->win_t0[k]) / 1000;
+	s->win_t0[k] = 0; /* (counted once) */
+	return 1;
+}
+
+static int recycles(const struct asite *s, uint64_t len)
+{
+	int k;
+	for (k = 0; k < LENS; k++)
+		if (__atomic_load_n(&s->len[k], __ATOMIC_RELAXED) == len)
+			return 1;
+	return 0;
+}
+
+/* Churn: site i recycles regions of len from now (a site that recycles
+ * already takes one more length, up to LENS). */
+static void decide_recycle(int i, uint64_t len, uint32_t n, uint64_t us)
+{
+	struct asite *s = &sites[i];
+	int rule, k;
+	spin_lock(&S.lock);
+	if (s->state == AS_RECYCLE) {
+		for (k = 0; k < LENS && s->len[k] && s->len[k] != len; k++)
+			;
+		if (k < LENS && !s->len[k] && s->rule >= 0) {
+			struct pol_rule *r = &P.rules[s->rule];
+			if (len < r->size_lo)
+				r->size_lo = len;
+			if (len > r->size_hi)
+				r->size_hi = len;
+			__atomic_store_n(&s->len[k], len, __ATOMIC_RELAXED);
+		}
+		spin_unlock(&S.lock);
+		return;
+	}
+	spin_unlock(&S.lock);
+	rss_refresh(os_now_ns(), 1);
+	rule = new_rule(i, A_RECYCLE, len, len);
+	memset(s->len, 0, sizeof s->len);
+	s->len[0] = len;
+	decided(i, rule, AS_RECYCLE, AW_CHURN, n, us, 0);
+}
+
+/* Dense: populate (or background, first touched late) the site's class. */
+static void decide_populate(int i, uint64_t measured, uint64_t pm)
+{
+	struct asite *s = &sites[i];
+	uint64_t lo = 1ull << s->klass, hi = (lo << 1) - 1;
+	int late = s->firsts && s->lates * 2 > s->firsts;
+	unsigned a = late ? A_BACKGROUND : A_POPULATE;
+	if (S.thp != THP_NONE && s->size_min >= HUGE_FROM)
+		a |= A_HUGEPAGE;
+	decided(i, new_rule(i, a, lo, hi), late ? AS_BACKGROUND : AS_POPULATE, late ? AW_LATE : AW_DENSE, measured, pm,
+	        s->firsts ? s->late_ns / s->firsts / 1000000 : 0);
+}
+
+/* Every 64th request of a recycled site: did keeping pay? */
+static void recycle_review(int i)
+{
+	const struct figs_rule *rs = &g_stats.rules[sites[i].rule];
+	uint64_t kept = st_get(&rs->recycle_kept), dropped = st_get(&rs->recycle_dropped);
+	uint64_t reused = st_get(&rs->recycle_reused);
+	if (dropped >= 32 && dropped > kept)
+		back_off(i, AO_DROPPED, dropped, dropped + kept);
+	else if (kept >= 64 && reused * 4 < kept)
+		back_off(i, AO_UNUSED, reused, kept);
+}
+
+int auto_request(const struct request *rq, int *watch)
+{
+	struct asite *s;
+	uint64_t len = PAGE_UP(rq->len), n;
+	int i, st;
+	*watch = -1;
+	if (rq->call == CALL_MMAP &&
+	    (rq->len < AUTO_MMAP_MIN || (rq->mk & (MK_ANON | MK_PRIVATE | MK_FIXED | MK_NORESERVE)) != (MK_ANON | MK_PRIVATE) ||
+	     rq->hint || rq->pk != (PK_READ | PK_WRITE) || (rq->flags & (MAP_HUGETLB | MAP_LOCKED | MAP_GROWSDOWN))))
+		return -1;
+	if (rq->call == CALL_MALLOC && rq->len < AUTO_BLOCK_MIN)
+		return -1;
+	if ((i = site_of((uintptr_t)rq->ret, rq->call, len)) < 0)
+		return -1;
+	s = &sites[i];
+	n = __atomic_add_fetch(&s->maps, 1, __ATOMIC_RELAXED);
+	if (len < s->size_min) /* (for the report: a figure a little off at worst) */
+		s->size_min = len;
+	if (len > s->size_max)
+		s->size_max = len;
+	st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	/* Mapped anew (no kept region for it): RSS may grow past the top. */
+	if (st != AS_RECYCLE || !recycles(s, len) || !recycle_has(s->rule, len, rq->prot, rq->flags))
+		grows(len);
+	switch (st) {
+	case AS_RECYCLE:
+		if (!recycles(s, len))
+			break; /* watched: it may churn too */
+		if (!(n & 63))
+			recycle_review(i);
+		return s->rule; /* (a reuse: RSS as it was; RSS is looked at in the unmaps) */
+	case AS_POPULATE:
+	case AS_BACKGROUND:
+	case AS_FRONT: {
+		uint64_t next = __atomic_load_n(&s->next_probe, __ATOMIC_RELAXED), step;
+		if (n < next || !__atomic_compare_exchange_n(&s->next_probe, &next, next + s->probe_step, 0, __ATOMIC_RELAXED,
+		                                             __ATOMIC_RELAXED))
+			return s->rule;
+		step = s->probe_step * 2; /* (racy: a probe more or less) */
+		s->probe_step = step < PROBE_STEP_MAX ? step : PROBE_STEP_MAX;
+		break; /* a probe: left to the program, measured when it goes */
+	}
+	case AS_OFF:
+		if (s->off != AO_SPARSE) /* recycling did not pay: nothing more to learn */
+			return -1;
+		break;
+	default:
+		break;
+	}
+	*watch = i;
+	return -1;
+}
+
+/* ---- what a mapping that goes away teaches ---- */
+
+/* Resident pages of [s, e), into *pages the pages looked at: all of them up
+ * to 8 windows of 256 pages, else 8 windows spread over the range. */
+static uint64_t sample_resident(uintptr_t s, uintptr_t e, uint64_t *pages)
+{
+	unsigned char vec[256];
+	size_t total = (e - s) / page_size, win = sizeof vec, k, nwin, i;
+	uint64_t res = 0;
+	*pages = 0;
+	nwin = total <= 8 * win ? (total + win - 1) / win : 8;
+	for (k = 0; k < nwin; k++) {
+		size_t first = total <= 8 * win ? k * win : (total - win) * k / (nwin - 1);
+		size_t n = total - first < win ? total - first : win;
+		if (sys_mincore((void *)(s + first * page_size), n * page_size, vec) != 0)
+			break;
+		for (i = 0; i < n; i++)
+			res += vec[i] & 1;
+		*pages += n;
+	}
+	return res;
+}
+
+static void watch_drop(uintptr_t s, uintptr_t e);
+
+void auto_gone(const struct region *r)
+{
+	struct asite *s;
+	uint64_t len = r->end - r->start, now, us = 0, pages, res, pm;
+	int i = r->rule, churn = 0, measure, probe, st;
+	uint32_t n = 0;
+	if (!(r->flags & RF_AUTO)) {
+		/* A region under one of the learner's rules: a populated site that
+		 * turns out to churn is better recycled. */
+		if (r->flags & RF_RECYCLE) { /* to be kept: is there room? */
+			rss_refresh(os_now_ns(), 0);
+			return;
+		}
+		shrinks(len);
+		if (r->rule < 0 || r->rule >= __atomic_load_n(&P.nrules, __ATOMIC_ACQUIRE))
+			return;
+		i = rule_site[r->rule];
+		s = &sites[i];
+		if (s->call != CALL_MMAP || s->rule != r->rule)
+			return;
+		now = os_now_ns();
+		spin_lock(&S.lock);
+		st = s->state;
+		churn = (st == AS_POPULATE || st == AS_BACKGROUND || st == AS_FRONT) && churned(s, len, now, &n, &us);
+		if (churn)
+			s->state = AS_DECIDING;
+		spin_unlock(&S.lock);
+		if (churn)
+			decide_recycle(i, len, n, us);
+		return;
+	}
+	s = &sites[i];
+	shrinks(len);
+	if (len >= WATCH_MIN)
+		watch_drop(r->start, r->end);
+	now = os_now_ns();
+	spin_lock(&S.lock);
+	s->gone++;
+	st = s->state;
+	if (s->call == CALL_MMAP && (st == AS_OBSERVE || st == AS_RECYCLE || (st == AS_OFF && s->off == AO_SPARSE)) &&
+	    churned(s, len, now, &n, &us)) {
+		churn = 1;
+		if (st != AS_RECYCLE)
+			s->state = AS_DECIDING;
+	}
+	probe = s->state == AS_POPULATE || s->state == AS_BACKGROUND || s->state == AS_FRONT;
+	measure = !churn && (probe || (s->state == AS_OBSERVE && (s->measured < MEASURE_FIRST || s->gone % MEASURE_EVERY == 0)));
+	spin_unlock(&S.lock);
+	if (churn) {
+		decide_recycle(i, len, n, us);
+		return;
+	}
+	if (!measure || !len)
+		return;
+	res = sample_resident(r->start, r->end, &pages);
+	if (!pages)
+		return;
+	pm = res * 1000 / pages;
+	if (probe) {
+		if (pm < BACKOFF_PM)
+			back_off(i, AO_SPARSE, pm, 0);
+		return;
+	}
+	spin_lock(&S.lock);
+	s->measured++;
+	s->pages += pages;
+	s->touched += res;
+	pm = s->touched * 1000 / s->pages;
+	if (s->state != AS_OBSERVE || s->measured < NEED_MEASURED) {
+		spin_unlock(&S.lock);
+		return;
+	}
+	if (pm >= DENSE_PM) {
+		s->state = AS_DECIDING;
+		spin_unlock(&S.lock);
+		decide_populate(i, s->measured, pm);
+		return;
+	}
+	spin_unlock(&S.lock);
+	if (pm < SPARSE_PM)
+		leave_alone(i, AW_SPARSE, s->measured, pm);
+}
+
+/* ---- the watcher: first touch, and the front ---- */
+
+static void *watcher_main(void *arg);
+
+void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t size)
+{
+	struct region reg;
+	struct asite *s = &sites[i];
+	int k;
+	if (!len)
+		return;
+	memset(&reg, 0, sizeof reg);
+	reg.start = start;
+	reg.end = start + len;
+	reg.rule = i;
+	reg.flags = RF_AUTO;
+	if ((key ? blocks_add(key, &reg) : regions_add(&reg)) != 0)
+		return;
+	/* Watched: large, a site not yet decided that has not shown it is
+	 * touched here and there, or not at all. */
+	if (len < WATCH_MIN || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != AS_OBSERVE || s->scattered >= 2 ||
+	    s->untouched >= 2 || (s->measured >= NEED_MEASURED && s->touched * 1000 < s->pages * SPARSE_PM))
+		return;
+	spin_lock(&S.wlock);
+	for (k = 0; k < WATCH_MAX && watches[k].live; k++)
+		;
+	if (k < WATCH_MAX) {
+		struct watch *w = &watches[k];
+		memset(w, 0, sizeof *w);
+		w->start = start;
+		w->end = start + len;
+		w->front = start;
+		/* A block: its pages header and all, so that glibc's own mapping of
+		 * it is never split in two (its mremap would then fail). */
+		w->adv_lo = key ? PAGE_DOWN((uintptr_t)key) : start;
+		w->adv_hi = key ? PAGE_UP((uintptr_t)key + size) : start + len;
+		w->site = i;
+		w->t_map = w->t_prev = w->t_moved = os_now_ns();
+		w->period = POLL_MIN_NS;
+		w->t_next = w->t_map + w->period;
+		w->live = 1;
+		__atomic_store_n(&S.nwatch, S.nwatch + 1, __ATOMIC_RELAXED);
+	}
+	spin_unlock(&S.wlock);
+	if (k < WATCH_MAX) {
+		__atomic_fetch_add(&S.wword, 1, __ATOMIC_RELEASE);
+		glue_spawn_upto(&S.nwatchers, 1, watcher_main, NULL, STACK, &S.wword);
+		glue_wake(&S.wword);
+	}
+}
+
+/* Stop watching what overlaps [s, e), waiting for a poll in progress there
+ * (it may be advising it); wlock held on entry and exit. */
+static void unwatch_locked(uintptr_t s, uintptr_t e)
+{
+	int k;
+	for (k = 0; k < WATCH_MAX; k++) {
+		struct watch *w = &watches[k];
+		if (!w->live || e <= w->adv_lo || s >= w->adv_hi)
+			continue;
+		while (__atomic_load_n(&w->busy, __ATOMIC_ACQUIRE)) {
+			spin_unlock(&S.wlock);
+			sys_sched_yield();
+			spin_lock(&S.wlock);
+		}
+		if (!w->live)
+			continue;
+		front_release(w->held);
+		w->live = 0;
+		__atomic_store_n(&S.nwatch, S.nwatch - 1, __ATOMIC_RELAXED);
+	}
+}
+
+static void watch_drop(uintptr_t s, uintptr_t e)
+{
+	if (!__atomic_load_n(&S.nwatch, __ATOMIC_RELAXED))
+		return;
+	spin_lock(&S.wlock);
+	unwatch_locked(s, e);
+	spin_unlock(&S.wlock);
+}
+
+void auto_forget(uintptr_t start, size_t len)
+{
+	if (auto_on)
+		watch_drop(start, start + len);
+}
+
+/* The front of w: [start, front) touched in a row, from mincore of what
+ * follows it (up to 64 MiB a poll).  Returns the pages resident in the
+ * first window looked at, or -1 if the range is gone. */
+static long advance_front(struct watch *w)
+{
+	unsigned char vec[256];
+	long first = -1;
+	int win;
+	for (win = 0; win < 64 && w->front < w->end; win++) {
+		size_t pages = (w->end - w->front) / page_size, run, i;
+		if (pages > sizeof vec)
+			pages = sizeof vec;
+		if (sys_mincore((void *)w->front, pages * page_size, vec) != 0)
+			return -1;
+		for (run = 0; run < pages && (vec[run] & 1); run++)
+			;
+		if (first < 0)
+			for (first = 0, i = 0; i < pages; i++)
+				first += vec[i] & 1;
+		w->front += run * page_size;
+		if (run < pages)
+			break;
+	}
+	return first < 0 ? 0 : first;
+}
+
+/* The worker populates a window ahead of the program's front: what the
+ * program fills in LEAD_NS at the rate measured, within the budget; it is
+ * charged until the program has gone through it (the program is not seen
+ * inside: its pages and ours look alike), and the next comes then. */
+static void lead(struct watch *w, uint64_t now)
+{
+	struct asite *s = &sites[w->site];
+	uintptr_t from = (w->front + 2 * HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1);
+	uint64_t want = w->rate * (LEAD_NS / 1000000);
+	if (s->rule < 0 || from >= w->end || w->ahead > w->front || now - w->t_moved > STALL_NS)
+		return;
+	want = (want < HPAGE_SIZE ? HPAGE_SIZE : want > LEAD_MAX ? LEAD_MAX : want) & ~(uint64_t)(HPAGE_SIZE - 1);
+	if (want > w->end - from)
+		want = w->end - from;
+	while (want >= HPAGE_SIZE && !front_reserve(want, now))
+		want = (want / 2) & ~(uint64_t)(HPAGE_SIZE - 1);
+	if (want < HPAGE_SIZE && !(want && from + want == w->end && front_reserve(want, now)))
+		return;
+	if (worker_enqueue(from, want, s->rule, HPAGE_SIZE, MADV_POPULATE_WRITE, w->huge_kept ? W_HUGE : 0, 0, 0) != 0) {
+		front_release(want);
+		return;
+	}
+	w->held += want;
+	w->window = want;
+	w->ahead = from + want;
+	if (w->held > s->held_peak)
+		s->held_peak = w->held;
+}
+
+/* With a window out, its pages (ours, resident) cannot be told from the
+ * program's: the front is looked for past it.  A resident page right after
+ * it: the program has gone through, and its charge comes back.  Returns as
+ * advance_front does. */
+static long window_passed(struct watch *w)
+{
+	unsigned char v;
+	if (w->ahead >= w->end)
+		return 0; /* to the end: held until the mapping goes */
+	if (sys_mincore((void *)w->ahead, page_size, &v) != 0)
+		return -1;
+	if (!(v & 1))
+		return 0;
+	front_release(w->window);
+	w->held -= w->window;
+	w->window = 0;
+	w->front = w->ahead;
+	return advance_front(w);
+}
+
+/* The front is seen: a rule for the site (populate, or background where
+ * it was first touched late), huge pages advised where they can be had and
+ * the budget has room for the one the front is in. */
+static void front_found(struct watch *w, uint64_t now)
+{
+	struct asite *s = &sites[w->site];
+	int late = w->t_touch - w->t_map >= LATE_NS, st;
+	unsigned a = late ? A_BACKGROUND : A_POPULATE;
+	spin_lock(&S.lock);
+	st = s->state;
+	if (st == AS_OBSERVE)
+		s->state = AS_DECIDING;
+	spin_unlock(&S.lock);
+	if (st == AS_OBSERVE) {
+		if (S.thp != THP_NONE && w->end - w->start >= HUGE_FROM)
+			a |= A_HUGEPAGE;
+		decided(w->site, new_rule(w->site, a, 1ull << s->klass, (2ull << s->klass) - 1), AS_FRONT, AW_FRONT,
+		        (w->front - w->start) >> 10, (w->t_touch - w->t_map) / 1000000, 0);
+	}
+	if (sites[w->site].rule < 0) {
+		w->phase = WP_AHEAD;
+		return;
+	}
+	if (S.thp == THP_MADVISE && w->end - w->front >= 2 * HPAGE_SIZE && front_reserve(HPAGE_SIZE, now)) {
+		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_HUGEPAGE);
+		w->held += HPAGE_SIZE;
+		w->advised = w->huge_kept = 1;
+		w->phase = WP_HUGE;
+	} else {
+		w->phase = WP_AHEAD;
+		w->huge_kept = S.thp == THP_ALWAYS;
+	}
+	w->t_mark = now;
+	w->f_mark = w->front;
+	w->rate = w->small_ns >= 1000000 ? w->small_bytes / (w->small_ns / 1000000) : w->small_bytes;
+}
+
+/* After advising: the program's own fill rate with huge pages against the
+ * one before; if it is slower, the advice is taken back. */
+static void huge_judged(struct watch *w, uint64_t now)
+{
+	struct asite *s = &sites[w->site];
+	uint64_t hb = w->front - w->f_mark, hns = now - w->t_mark;
+	int won = (unsigned __int128)hns * w->small_bytes <= (unsigned __int128)w->small_ns * hb;
+	if (pool_test_huge)
+		won = pool_test_huge > 0;
+	if (s->rule >= 0)
+		stats_count_check(&g_stats.rules[s->rule], w->small_ns, w->small_bytes / page_size, hns, hb / page_size, won);
+	if (won && hns >= 1000000)
+		w->rate = hb / (hns / 1000000);
+	if (!won) {
+		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
+		w->huge_kept = 0;
+	} else {
+		__atomic_add_fetch(&s->saved_pages, hb / page_size, __ATOMIC_RELAXED);
+	}
+	w->phase = WP_AHEAD;
+}
+
+/* One look at a watched mapping (busy: a change to it waits for us). */
+static void poll_one(struct watch *w, uint64_t now)
+{
+	struct asite *s = &sites[w->site];
+	uintptr_t before = w->front;
+	long first = w->ahead > w->front ? window_passed(w) : advance_front(w);
+	if (first < 0) { /* gone (the unmap is on its way) */
+		w->live = 0;
+		return;
+	}
+	if (w->front != before)
+		w->t_moved = now;
+	switch (w->phase) {
+	case WP_WAIT:
+		if (w->front == w->start && !first) {
+			if (now - w->t_map > GIVEUP_NS) {
+				__atomic_add_fetch(&s->untouched, 1, __ATOMIC_RELAXED);
+				leave_alone(w->site, AW_UNTOUCHED, (now - w->t_map) / 1000000000, 0);
+				w->live = 0;
+			}
+			w->period = w->period * 2 < POLL_MAX_NS ? w->period * 2 : POLL_MAX_NS;
+			break;
+		}
+		w->t_touch = w->t_prev;
+		spin_lock(&S.lock); /* the first touch, no later than now and after the last look */
+		s->firsts++;
+		s->lates += w->t_prev - w->t_map >= LATE_NS;
+		s->late_ns += (w->t_prev + now) / 2 - w->t_map;
+		spin_unlock(&S.lock);
+		if (w->front == w->start) { /* touched, but not from the front */
+			if (__atomic_add_fetch(&s->scattered, 1, __ATOMIC_RELAXED) >= 2)
+				leave_alone(w->site, AW_SCATTERED, s->scattered, 0);
+			w->live = 0;
+			break;
+		}
+		w->phase = WP_FILL;
+		w->t_mark = w->t_prev;
+		w->f_mark = w->start;
+		w->period = POLL_MIN_NS;
+		/* it may be far enough already: */
+		/* fall through */
+	case WP_FILL:
+		if (w->front - w->start >= FRONT_MIN) {
+			w->small_ns = now - w->t_mark;
+			w->small_bytes = w->front - w->f_mark;
+			front_found(w, now);
+		} else if (now - w->t_moved > STALL_NS) {
+			w->live = 0; /* a little at the front, then nothing: not a buffer being filled */
+		}
+		break;
+	case WP_HUGE:
+		/* Measured from the first huge-page boundary past the front at the
+		 * advice (the huge page the front was in has small pages already),
+		 * over two huge pages. */
+		if (!w->marked) {
+			if (w->front >= ((w->f_mark + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1))) {
+				w->marked = 1;
+				w->t_mark = now;
+				w->f_mark = w->front;
+			} else if (now - w->t_moved > STALL_NS) {
+				w->phase = WP_AHEAD; /* stopped: the advice stays, unjudged */
+			}
+		} else if (w->front - w->f_mark >= 2 * HPAGE_SIZE || w->front == w->end || now - w->t_moved > STALL_NS) {
+			huge_judged(w, now);
+		}
+		break;
+	case WP_AHEAD:
+		lead(w, now);
+		if (w->front >= w->end) {
+			front_release(w->held);
+			w->held = 0;
+			w->live = 0;
+		}
+		/* (a program that stopped filling is looked at less and less) */
+		w->period = now - w->t_moved > 8 * STALL_NS ? 1000 * POLL_MIN_NS :
+		            now - w->t_moved > STALL_NS ? 8 * POLL_MAX_NS : POLL_MIN_NS;
+		break;
+	}
+	w->t_prev = now;
+	w->t_next = now + w->period;
+}
+
+static void *watcher_main(void *arg)
+{
+	uint64_t idle_since = 0;
+	(void)arg;
+	for (;;) {
+		uint32_t seen = __atomic_load_n(&S.wword, __ATOMIC_ACQUIRE);
+		uint64_t now = os_now_ns(), next = UINT64_MAX;
+		struct watch copy;
+		int k, pick = -1, nlive = 0;
+		if (glue_leaving())
+			break;
+		spin_lock(&S.wlock);
+		for (k = 0; k < WATCH_MAX; k++) {
+			struct watch *w = &watches[k];
+			if (!w->live)
+				continue;
+			nlive++;
+			if (w->t_next <= now && pick < 0)
+				pick = k;
+			else if (w->t_next < next)
+				next = w->t_next;
+		}
+		if (pick >= 0) {
+			__atomic_store_n(&watches[pick].busy, 1, __ATOMIC_RELAXED);
+			copy = watches[pick];
+		}
+		spin_unlock(&S.wlock);
+		if (pick >= 0) {
+			int was_live;
+			poll_one(&copy, now);
+			spin_lock(&S.wlock);
+			was_live = watches[pick].live;
+			if (was_live) {
+				copy.busy = 0;
+				watches[pick] = copy;
+				if (!copy.live) {
+					front_release(copy.held);
+					__atomic_store_n(&S.nwatch, S.nwatch - 1, __ATOMIC_RELAXED);
+				}
+			} else {
+				front_release(copy.held - watches[pick].held); /* (what the poll added) */
+			}
+			__atomic_store_n(&watches[pick].busy, 0, __ATOMIC_RELEASE);
+			spin_unlock(&S.wlock);
+			if (held())
+				rss_refresh(now, 0);
+			idle_since = 0;
+			continue;
+		}
+		if (!nlive) {
+			if (!idle_since)
+				idle_since = now;
+			else if (now - idle_since > IDLE_NS)
+				break; /* idle: leave, and come back on the next need */
+			next = now + IDLE_NS;
+		} else {
+			idle_since = 0;
+		}
+		glue_wait(&S.wword, seen, next > now ? next - now : 1);
+	}
+	__atomic_sub_fetch(&S.nwatchers, 1, __ATOMIC_ACQ_REL);
+	return NULL;
+}
+
+void auto_warm(void) { glue_warm_add(1, STACK); }
+
+/* ---- fork ---- */
+
+void auto_atfork(int who)
+{
+	if (who == FORK_PREPARE) {
+		spin_lock(&S.lock);
+		spin_lock(&S.wlock);
+		return;
+	}
+	if (who == FORK_PARENT) {
+		spin_unlock(&S.wlock);
+		spin_unlock(&S.lock);
+		return;
+	}
+	/* The child: its own process, with no watcher; what it learns from now
+	 * on is its own (the sites and rules it inherited stay: same code). */
+	spin_init(&S.lock);
+	spin_init(&S.wlock);
+	if (S.nwatch)
+		memset(watches, 0, sizeof watches);
+	S.nwatch = 0;
+	S.nwatchers = 0;
+	S.front_held = 0;
+}
+
+/* ---- the report ---- */
+
+void auto_figs(struct figs_proc *p, struct figs_auto *out, int max)
+{
+	uint64_t f = program_faults(), now = os_now_ns();
+	int k, n = 0;
+	p->auto_on = auto_on;
+	if (!auto_on)
+		return;
+	/* (no look at statm, no trim: this may run in a signal handler that
+	 * interrupted the shim) */
+	peak_from_rusage();
+	p->auto_limit = extra();
+	p->auto_over_peak = S.over_peak;
+	p->auto_held = held();
+	note_held();
+	p->auto_held_peak = S.held_peak;
+	p->auto_program_peak = S.prog_peak;
+	p->auto_percent = S.pct;
+	p->auto_cap = S.cap;
+	p->auto_sites = (uint64_t)S.nsites;
+	for (k = 0; k < S.nlisted && n < max; k++) {
+		const struct asite *s = &sites[listed[k]];
+		struct figs_auto *a = &out[n++];
+		const struct figs_rule *rs = s->rule >= 0 ? &g_stats.rules[s->rule] : NULL;
+		memset(a, 0, sizeof *a);
+		a->object = s->object ? s->object : "?";
+		a->offset = s->object ? s->ret - s->base : s->ret;
+		a->call = s->call;
+		a->size = s->size_min;
+		a->size_max = s->size_max;
+		if (s->len[0]) { /* recycle: the lengths it recycles */
+			int j;
+			a->size = a->size_max = s->len[0];
+			for (j = 1; j < LENS && s->len[j]; j++) {
+				a->size = s->len[j] < a->size ? s->len[j] : a->size;
+				a->size_max = s->len[j] > a->size_max ? s->len[j] : a->size_max;
+			}
+		}
+		a->rule = s->rule >= 0 ? (uint64_t)s->rule + 1 : 0;
+		a->actions = s->rule >= 0 ? P.rules[s->rule].actions : 0;
+		a->why = s->why;
+		a->why_a = s->why_a;
+		a->why_b = s->why_b;
+		a->why_c = s->why_c;
+		a->since_ns = s->since_ns;
+		a->off = s->off;
+		a->off_a = s->off_a;
+		a->off_b = s->off_b;
+		a->off_ns = s->off_ns;
+		a->maps = s->maps;
+		if (s->rule >= 0) {
+			a->before = s->f_at;
+			a->before_ns = s->since_ns;
+			a->after = f > s->f_at ? f - s->f_at : 0;
+			a->after_ns = now - S.t0 - s->since_ns;
+			/* Saved: a page handed back resident (recycle), made resident
+			 * ahead of the program (populate, background), or filled as a
+			 * huge page (the front): each a fault the program did not take. */
+			a->saved = st_get(&rs->recycle_zeroed_bytes) / page_size + st_get(&rs->prefaulted_bytes) / page_size +
+			           s->saved_pages;
+			a->held_peak = st_get(&rs->recycle_peak_bytes) > s->held_peak ? st_get(&rs->recycle_peak_bytes) : s->held_peak;
+			a->cost_ns = st_get(&rs->ns) + st_get(&rs->recycle_zero_ns);
+		}
+	}
+	p->autos = out;
+	p->nauto = n;
+}

@@ -1,0 +1,52 @@
+/* auto.h: the learner (PREFAULT_POLICY=auto, `prefault run --auto`): no
+ * policy file; the shim decides per call site, online, from what it
+ * measures in this run (auto.c says how).  Its decisions are rules of a
+ * policy of its own, which prefault.c plans and applies as it does a policy
+ * file's: the hooks below are where prefault.c hands it what it sees. */
+#ifndef PREFAULT_AUTO_H
+#define PREFAULT_AUTO_H
+#include <stddef.h>
+#include <stdint.h>
+#include "figs.h"
+#include "policy.h"
+
+/* The least malloc block the learner looks at: populating a smaller one
+ * saves a few faults for a system call. */
+#define AUTO_BLOCK_MIN (256u << 10)
+
+/* Set once at start-up (auto_setup), read by every hook's caller. */
+extern int auto_on __attribute__((visibility("hidden")));
+/* From the constructor: the watcher's stack, see glue_warm_add. */
+void auto_warm(void);
+
+struct settings;
+struct request;
+struct region;
+
+/* From init.c, when PREFAULT_POLICY is "auto": the learner's policy (no
+ * rules yet: it adds them as it decides), or NULL after a warning when
+ * PREFAULT_AUTO_BUDGET is bad (the program then runs without the shim). */
+struct policy *auto_setup(const struct settings *set);
+/* A request of the program's (an mmap the rules did not match, a malloc
+ * block of AUTO_BLOCK_MIN or more): the rule the learner has for its site,
+ * or -1; *watch is then the site the result is to be watched under (or -1).
+ * No system call. */
+int auto_request(const struct request *rq, int *watch);
+/* After the real call: the program got [start, start+len) for the site
+ * (key: the malloc block of size bytes, [start, start+len) its whole pages
+ * inside; NULL for an mmap).  No system call. */
+void auto_mapped(int site, uintptr_t start, size_t len, const void *key, size_t size);
+/* A tracked region or block goes away whole (munmap of exactly it, free),
+ * still mapped: what it teaches, if it was watched (RF_AUTO). */
+void auto_gone(const struct region *r);
+/* The program changes [start, start+len) otherwise (munmap of a part,
+ * MAP_FIXED, mremap, mprotect, madvise, userfaultfd): stop watching it,
+ * before the call (the watcher never advises a range that may be something
+ * else, nor one the program advised itself). */
+void auto_forget(uintptr_t start, size_t len);
+void auto_atfork(int who);
+
+/* For the report: the budget's figures into p, and up to max sites into
+ * out (p->autos, p->nauto). */
+void auto_figs(struct figs_proc *p, struct figs_auto *out, int max);
+#endif

@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# The learner: `prefault run --auto` and PREFAULT_POLICY=auto (issue 21).
+# No policy file: the shim decides per call site from what it measures in
+# the run.  Effects, never timings: the program's faults (getrusage), what
+# mmap hands back resident (mincore), peak RSS (VmHWM), the report's
+# decisions and reasons, the learned policy.
+load helpers
+
+AP="$B/probes/autoprobe"
+
+# jr FILE EXPR: an expression over the JSON report d (jget)
+jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
+
+@test "a churning probe: after warm-up the program's faults fall 10x or more, and the report names the site and why" {
+	needs_no_tsan
+	plain=$(kv late_faults "$("$AP" churn 400 1M)")
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed auto "$AP" churn 400 1M
+	[ "$status" -eq 0 ]
+	learned=$(kv late_faults "$output")
+	echo "faults over the second half: $plain without, $learned with the learner"
+	[ "$plain" -ge $((200 * 256)) ]
+	[ $((learned * 10)) -le "$plain" ]
+	# the site, by caller and size, what was done, and why
+	[ "$(jr r.json "[(s['call'], s['size'], s['actions'], s['why']['code']) for s in d['auto']['sites']]")" = "[(1, 1048576, 64, 1)]" ]
+	REPORT="$BATS_TEST_TMPDIR/r.txt" shimmed auto "$AP" churn 400 1M >/dev/null
+	cat "$BATS_TEST_TMPDIR/r.txt"
+	grep -Eq '^prefault:   auto: autoprobe\+0x[0-9a-f]+ mmap 1\.0 MiB: recycle, from [0-9.]+ s: [0-9]+ unmaps of one size within [0-9.]+ ms \(churn\); .* saved [0-9]+ faults' \
+		"$BATS_TEST_TMPDIR/r.txt"
+}
+
+@test "a sparse probe (64 MiB mapped, 1% touched, again and again): nothing populated, RSS does not grow" {
+	needs_plain_runtime
+	for how in vary same; do
+		plain=$("$AP" sparse 30 64M 100 $how)
+		REPORT="$BATS_TEST_TMPDIR/$how.json" run --separate-stderr shimmed auto "$AP" sparse 30 64M 100 $how
+		[ "$status" -eq 0 ]
+		echo "$how: without $plain; with the learner $output"
+		# nothing was populated or queued (with one length, the learner
+		# recycles: a region comes back with only the pages the program had
+		# touched resident, cleared)
+		[ "$(jr $how.json "sum(r['prefaulted_bytes'] + r['background']['queued_bytes'] for r in d['rules'])")" -eq 0 ]
+		[ "$how" = same ] || [ "$(kv populated "$output")" -eq 0 ]
+		# peak RSS as without (the shim's own tables aside: 2 MiB)
+		[ "$(kv vmhwm_kb "$output")" -le $(($(kv vmhwm_kb "$plain") + 2048)) ]
+	done
+	# and the learner looked, and said why it left the site alone
+	[ "$(jr vary.json "[(s['why']['code'], s['actions']) for s in d['auto']['sites']]")" = "[(5, 0)]" ]
+	REPORT="$BATS_TEST_TMPDIR/r.txt" shimmed auto "$AP" sparse 30 64M 100 vary >/dev/null
+	grep -Eq '^prefault:   auto: autoprobe\+0x[0-9a-f]+ mmap 64\.0 MiB( to [0-9.]+ MiB)?: left alone: [0-9]+ mappings came back [0-9.]+% touched \(sparse' \
+		"$BATS_TEST_TMPDIR/r.txt"
+}
+
+@test "back-off: a site that turned sparse after a dense start stops being populated, and the report says why" {
+	needs_plain_runtime
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed auto "$AP" turn 20 80 8M
+	[ "$status" -eq 0 ]
+	echo "$output"
+	# populated while dense (all but a probe among the last 8)...
+	[ "$(kv dense_populated "$output")" -ge 6 ]
+	# ... and not once the last 20 sparse ones came
+	[ "$(kv late_populated "$output")" -eq 0 ]
+	[ "$(jr r.json "[s['off']['code'] for s in d['auto']['sites'] if s['actions'] & 1]")" = "[1]" ]
+	REPORT="$BATS_TEST_TMPDIR/r.txt" shimmed auto "$AP" turn 20 80 8M >/dev/null
+	grep -Eq '^prefault:   auto: autoprobe\+0x[0-9a-f]+ mmap 8\.0 MiB( to [0-9.]+ MiB)?: [a-z ]*populate, from .*; backed off at [0-9.]+ s: a probe mapping came back [0-9.]+% touched$' \
+		"$BATS_TEST_TMPDIR/r.txt"
+}
+
+@test "the budget: a program churning many sizes never holds RSS more than the budget over its own peak" {
+	needs_plain_runtime
+	plain=$(kv vmhwm_kb "$("$AP" sizes 20 8 8M)")
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed auto "$AP" sizes 20 8 8M
+	[ "$status" -eq 0 ]
+	learned=$(kv vmhwm_kb "$output")
+	limit=$(jr r.json "d['auto']['budget']['limit']")
+	over=$(jr r.json "d['auto']['budget']['over_peak']")
+	held=$(jr r.json "d['auto']['budget']['held_peak']")
+	peak=$(jr r.json "d['auto']['budget']['program_peak']")
+	echo "peak RSS $plain kB without, $learned kB with; held $held B at most, over the program's peak $over of $limit B (its peak $peak B)"
+	# it kept regions (so it held something; whether one was reused before
+	# the budget trimmed it depends on how fast the peak grew: under a loaded
+	# machine none may be), and RSS stayed within the budget
+	[ "$(jr r.json "sum(r['recycle']['kept'] for r in d['rules'])")" -gt 0 ]
+	[ "$held" -gt 0 ]
+	[ "$over" -le "$limit" ]
+	# the budget: the lesser of 10% of the program's peak and 256 MiB, never under 2 MiB
+	[ "$limit" -eq $(( peak / 100 * 10 > 2097152 ? peak / 100 * 10 : 2097152 )) ]
+	# and peak RSS grew by no more (the shim's own tables aside: 2 MiB)
+	[ $((learned * 1024)) -le $((plain * 1024 + limit + (2 << 20))) ]
+}
+
+@test "the budget can be raised: PREFAULT_AUTO_BUDGET and run --auto-budget; a bad one is refused" {
+	REPORT="$BATS_TEST_TMPDIR/r.json" PREFAULT_AUTO_BUDGET=50%,1G shimmed auto "$AP" churn 20 1M >/dev/null
+	[ "$(jr r.json "(d['auto']['budget']['percent'], d['auto']['budget']['cap'])")" = "(50, 1073741824)" ]
+	# bare: one warning naming the variable, and the program runs unchanged
+	PREFAULT_AUTO_BUDGET=lots run --separate-stderr shimmed auto "$AP" churn 20 1M
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"PREFAULT_AUTO_BUDGET"* ]]
+	[ "$(kv late_faults "$output")" -ge $((10 * 256)) ]
+	# the tool: exit 2, nothing started
+	run --separate-stderr "$PF" run --auto --auto-budget 0 -- "$AP" churn 20 1M
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	run --separate-stderr "$PF" run --auto -p streaming -- "$AP" churn 20 1M
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"choose one"* ]]
+	run --separate-stderr "$PF" run --auto-budget 20% -- "$AP" churn 20 1M
+	[ "$status" -eq 2 ]
+}
+
+@test "--auto -o: the learned policy passes check, names its sites by caller and size, and does what the learner did" {
+	needs_no_tsan
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr "$PF" run --auto -o learned.policy -- "$AP" churn 400 1M
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"prefault:   auto: autoprobe+0x"* ]]
+	[[ "$stderr" == *"wrote learned.policy (1 rule learned)"* ]]
+	cat learned.policy
+	run --separate-stderr "$PF" check ./learned.policy
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"rule autoprobe-mmap-1M: call=mmap size=1M map=anon,private prot=rw caller=autoprobe -> recycle"* ]]
+	grep -q '^caller = autoprobe$' learned.policy
+	grep -q '^size = 1M$' learned.policy
+	grep -Eq '^# site autoprobe\+0x[0-9a-f]+ mmap 1\.0 MiB: recycle, from .*\(churn\)' learned.policy
+	# run as an ordinary policy, it cuts the program's faults as the learner did
+	plain=$(kv late_faults "$("$AP" churn 400 1M)")
+	learned=$(kv late_faults "$(shimmed ./learned.policy "$AP" churn 400 1M)")
+	echo "faults over the second half: $plain without, $learned under the learned policy"
+	[ $((learned * 10)) -le "$plain" ]
+}
+
+@test "--auto -o: a site backed off from is written commented out, with the reason; one left alone is a comment" {
+	needs_plain_runtime
+	cd "$BATS_TEST_TMPDIR"
+	"$PF" run --auto -o turn.policy --report none -- "$AP" turn 20 80 8M
+	cat turn.policy
+	"$PF" check ./turn.policy
+	grep -Eq '^# site autoprobe\+0x[0-9a-f]+ mmap 8\.0 MiB( to [0-9.]+ MiB)?: .*backed off at' turn.policy
+	grep -q '^# \[rule autoprobe-mmap-8' turn.policy
+	! grep -q '^\[rule' turn.policy
+	"$PF" run --auto -o sparse.policy --report none -- "$AP" sparse 30 64M 100 vary
+	grep -Eq '^#   autoprobe\+0x[0-9a-f]+ mmap 64\.0 MiB( to [0-9.]+ MiB)?: left alone' sparse.policy
+	grep -q 'No rule was learned' sparse.policy
+	"$PF" check ./sparse.policy
+}
+
+@test "a buffer filled from the front: the learner helps while it fills (huge pages, populated ahead), and says when the first touch came" {
+	needs_plain_runtime
+	grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled || skip "THP is not in madvise mode here"
+	for how in mmap malloc; do
+		plain=$(kv fill_faults "$("$AP" fill 64M 0 $how)")
+		# huge pages won the check: the program's own faults are huge ones
+		REPORT="$BATS_TEST_TMPDIR/$how.txt" PREFAULT_TEST_HUGE=huge run --separate-stderr shimmed auto "$AP" fill 64M 0 $how
+		learned=$(kv fill_faults "$output")
+		cat "$BATS_TEST_TMPDIR/$how.txt"
+		echo "$how: faults filling 64 MiB: $plain without, $learned with the learner (huge pages)"
+		[ $((learned * 4)) -le "$plain" ]
+		grep -Eq "^prefault:   auto: autoprobe\+0x[0-9a-f]+ $how 64\.0 MiB: hugepage populate, from [0-9.]+ s: the program filled the first .* from the front, first touched [0-9]+ ms after the map \(at once\)" \
+			"$BATS_TEST_TMPDIR/$how.txt"
+		grep -Eq 'hugepage_check 1 time: .*: huge kept 1 of 1' "$BATS_TEST_TMPDIR/$how.txt"
+		# small pages won: the advice is taken back, the worker populates ahead
+		REPORT="$BATS_TEST_TMPDIR/s.json" PREFAULT_TEST_HUGE=small PREFAULT_AUTO_BUDGET=100% run --separate-stderr \
+			shimmed auto "$AP" fill 64M 0 $how
+		learned=$(kv fill_faults "$output")
+		echo "$how: faults filling 64 MiB: $plain without, $learned with the learner (small pages)"
+		[ "$learned" -le "$plain" ]
+		[ "$(jr s.json "(d['rules'][0]['hugepage_check']['huge_won'], d['rules'][0]['huge_bytes'])")" = "(0, 0)" ]
+		[ "$(jr s.json "d['rules'][0]['background']['populated_bytes']")" -gt 0 ]
+	done
+	# first touched late: background, never populate in the call
+	REPORT="$BATS_TEST_TMPDIR/late.txt" shimmed auto "$AP" fill 64M 100 >/dev/null
+	grep -Eq '^prefault:   auto: autoprobe\+0x[0-9a-f]+ mmap 64\.0 MiB: [a-z ]*background, from .*first touched [0-9]+ ms after the map \(late\)' \
+		"$BATS_TEST_TMPDIR/late.txt"
+}
+
+@test "hugepage_check = yes: a hugepage rule measures its first chunk both ways and keeps the faster" {
+	needs_plain_runtime
+	grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled || skip "THP is not in madvise mode here"
+	pol=$(policy hc <<<$'[global]\nbudget = 1G\n[rule big]\ncall = mmap\nsize = >=8M\naction = hugepage populate\nhugepage_check = yes')
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$PROBE" alloc mmap 16M
+	[ "$status" -eq 0 ]
+	# populated whole, as without the check
+	[ "$(kv resident "$output")" -eq "$(kv pages "$output")" ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	[ "$(rule_stat "$f" big hugepage_check)" != "" ]
+	[ "$(jget "$f" "d['rules'][0]['hugepage_check']['checks']")" -eq 1 ]
+	[ "$(jget "$f" "d['rules'][0]['hugepage_check']['small_pages'] > 0 and d['rules'][0]['hugepage_check']['huge_pages'] == 512")" = True ]
+	REPORT="$BATS_TEST_TMPDIR/r.txt" shimmed "$pol" "$PROBE" alloc mmap 16M >/dev/null
+	grep -Eq 'hugepage_check 1 time: huge pages [0-9]+ ns a page, small [0-9]+: huge kept [01] of 1' "$BATS_TEST_TMPDIR/r.txt"
+	# check shows it, and refuses it without hugepage
+	run "$PF" check "$pol"
+	[[ "$output" == *"hugepage_check=yes"* ]]
+	pol=$(policy bad <<<$'[rule big]\nsize = >=8M\naction = populate\nhugepage_check = yes')
+	run --separate-stderr "$PF" check "$pol"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"hugepage_check applies to hugepage"* ]]
+}
+
+@test "a process tree under --auto: each process learns on its own, the summary lists each one's sites" {
+	needs_no_tsan
+	run --separate-stderr "$PF" run --auto -- sh -c "'$AP' churn 200 1M; '$AP' churn 200 1M"
+	[ "$status" -eq 0 ]
+	echo "$stderr"
+	[ "$(grep -c '^prefault:   auto: autoprobe+0x[0-9a-f]* mmap 1.0 MiB: recycle' <<<"$stderr")" -eq 2 ]
+}
+
+@test "--auto -o with no report to learn from: the program's exit status, and the policy is said not written" {
+	static=$(type -P ldconfig || echo /sbin/ldconfig)
+	file -L "$static" | grep -q 'static' || skip "no static ldconfig here"
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr "$PF" run --auto -o none.policy -- "$static" -p
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"no report to learn from: none.policy not written"* ]]
+	[ ! -e none.policy ]
+	run --separate-stderr "$PF" run --auto -o none.policy -- sh -c "'$static' -p >/dev/null; exit 3"
+	[ "$status" -eq 3 ]
+}

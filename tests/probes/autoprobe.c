@@ -1,0 +1,154 @@
+/* autoprobe: programs whose memory use the learner (PREFAULT_POLICY=auto)
+ * should recognise, each from its own call site, printing what the kernel
+ * says happened (getrusage, mincore, VmHWM):
+ *
+ *   churn N SIZE        N times: mmap SIZE, write every page, munmap;
+ *                       late_faults= the process's faults over the second
+ *                       half of the loop (after warm-up)
+ *   sparse N SIZE STRIDE [vary]  N times: mmap SIZE, write every STRIDE-th
+ *                       page, munmap (vary: SIZE plus i pages the i-th time,
+ *                       never one length twice: so not churn);
+ *                       populated= mappings that came back from mmap with
+ *                       any page resident, vmhwm_kb=
+ *   turn N1 N2 SIZE     N1 dense then N2 sparse (one page in 100) mappings
+ *                       from one site, never of one length twice (SIZE plus
+ *                       i pages the i-th time: so not churn), each written,
+ *                       then unmapped; dense_populated= of the last 8 dense
+ *                       ones, how many came back resident from mmap,
+ *                       late_populated= the same of the last 20 sparse ones
+ *   sizes ROUNDS N MAX  a 32 MiB working set, then ROUNDS times through N
+ *                       lengths, MAX, MAX/2, MAX/4, ... (each its own size
+ *                       class, each churning): mmap, write every page,
+ *                       munmap; vmhwm_kb=
+ *   fill SIZE MS [malloc]  map SIZE (or malloc it), work MS ms, then write
+ *                       every page from the front; fill_faults= this
+ *                       thread's faults in the fill
+ *
+ * Sizes take K, M, G suffixes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include "probe.h"
+
+static size_t pg;
+
+static long faults_of(int who)
+{
+	struct rusage ru;
+	getrusage(who, &ru);
+	return ru.ru_minflt + ru.ru_majflt;
+}
+
+/* Any page of [p, p+n) resident? */
+static int any_resident(char *p, size_t n)
+{
+	static unsigned char vec[1 << 16];
+	size_t pages = n / pg, i;
+	if (pages > sizeof vec)
+		pages = sizeof vec;
+	if (mincore(p, pages * pg, vec) != 0)
+		return 0;
+	for (i = 0; i < pages; i++)
+		if (vec[i] & 1)
+			return 1;
+	return 0;
+}
+
+static void write_pages(char *p, size_t n, size_t stride)
+{
+	size_t i;
+	for (i = 0; i < n; i += stride * pg)
+		p[i] = 1;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	pg = (size_t)sysconf(_SC_PAGESIZE);
+	if (argc >= 4 && !strcmp(argv[1], "churn")) {
+		long n = atol(argv[2]), i, f = 0;
+		size_t size = parse_size(argv[3]);
+		for (i = 0; i < n; i++) {
+			char *p;
+			if (i == n / 2)
+				f = faults_of(RUSAGE_SELF);
+			p = probe_map(size);
+			write_pages(p, size, 1);
+			munmap(p, size);
+		}
+		printf("late_faults=%ld\n", faults_of(RUSAGE_SELF) - f);
+	} else if (argc >= 5 && !strcmp(argv[1], "sparse")) {
+		long n = atol(argv[2]), i, populated = 0;
+		size_t size = parse_size(argv[3]), stride = (size_t)atol(argv[4]);
+		int vary = argc >= 6 && !strcmp(argv[5], "vary");
+		for (i = 0; i < n; i++) {
+			size_t len = size + (vary ? (size_t)(i + 1) * pg : 0);
+			char *p = probe_map(len);
+			populated += any_resident(p, len);
+			write_pages(p, len, stride);
+			munmap(p, len);
+		}
+		printf("populated=%ld vmhwm_kb=%ld\n", populated, status_kb("VmHWM:"));
+	} else if (argc >= 5 && !strcmp(argv[1], "turn")) {
+		long n1 = atol(argv[2]), n2 = atol(argv[3]), i, dense = 0, late = 0;
+		size_t size = parse_size(argv[4]);
+		for (i = 0; i < n1 + n2; i++) {
+			size_t len = size + (size_t)(i + 1) * pg;
+			char *p = probe_map(len);
+			int res = any_resident(p, len);
+			if (i < n1 && i >= n1 - 8)
+				dense += res;
+			if (i >= n1 + n2 - 20)
+				late += res;
+			write_pages(p, len, i < n1 ? 1 : 100);
+			munmap(p, len);
+		}
+		printf("dense_populated=%ld late_populated=%ld\n", dense, late);
+	} else if (argc >= 5 && !strcmp(argv[1], "sizes")) {
+		long rounds = atol(argv[2]), n = atol(argv[3]), r, k;
+		size_t max = parse_size(argv[4]), work = 32u << 20;
+		char *w = probe_map(work);
+		write_pages(w, work, 1);
+		for (r = 0; r < rounds; r++)
+			for (k = 0; k < n; k++) {
+				size_t len = ((max >> k) + pg - 1) & ~(pg - 1);
+				char *p = probe_map(len);
+				write_pages(p, len, 1);
+				munmap(p, len);
+			}
+		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+		munmap(w, work);
+	} else if (argc >= 4 && !strcmp(argv[1], "fill")) {
+		size_t size = parse_size(argv[2]);
+		double work = atof(argv[3]), t0;
+		int use_malloc = argc >= 5 && !strcmp(argv[4], "malloc");
+		volatile unsigned long x = 0;
+		char *p = use_malloc ? malloc(size) : probe_map(size);
+		long f;
+		unsigned long i;
+		if (!p)
+			return 1;
+		t0 = now_ms();
+		while (now_ms() < t0 + work)
+			for (i = 0; i < 1000; i++)
+				x += i * x + 1;
+		f = faults_of(RUSAGE_THREAD);
+		write_pages(p, size, 1);
+		printf("fill_faults=%ld\n", faults_of(RUSAGE_THREAD) - f);
+	} else {
+		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill ... (see autoprobe.c)\n");
+		return 2;
+	}
+	return 0;
+}
