@@ -500,6 +500,8 @@ static void warm_helpers(void)
 		auto_warm();
 	pool_warm(threads);
 	glue_warm();
+	glue_spawn_allow();
+	worker_kick(); /* work queued before the constructor */
 }
 
 __attribute__((constructor)) static void shim_ctor(void)

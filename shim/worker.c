@@ -365,6 +365,14 @@ int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advi
 
 void worker_warm(void) { glue_warm_add(S.want_workers, STACK); }
 
+void worker_kick(void)
+{
+	if (!__atomic_load_n(&S.nactive, __ATOMIC_ACQUIRE))
+		return;
+	glue_spawn_upto(&S.nworkers, S.want_workers, worker_main, NULL, STACK, &S.wake);
+	glue_wake(&S.wake);
+}
+
 void worker_cancel(uintptr_t a, size_t len)
 {
 	uintptr_t b = a + len;

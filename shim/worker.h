@@ -24,4 +24,7 @@ uint64_t worker_left_bytes(int rule, int may_wait);
 void worker_atfork(int who);
 /* From the constructor, when a rule may queue work: see glue_warm_add. */
 void worker_warm(void);
+/* From the constructor, once threads may start: start workers for what was
+ * queued before it. */
+void worker_kick(void);
 #endif

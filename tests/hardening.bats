@@ -132,6 +132,20 @@ setup() {
 	echo "status $status: $stderr"
 	[ "$status" -eq 0 ]
 	[ "$output" = 10890 ]
+	# Before the shim's constructor: a C++ program's libstdc++ allocates in
+	# its own constructor, which runs first; the allocator's first chunk
+	# matches a background rule there, and no thread may start yet (the
+	# constructor starts the worker for it).
+	if command -v g++ >/dev/null; then
+		printf '#include <iostream>\n#include <vector>\nint main() { std::vector<int> v(1000, 1); long s = 0; for (int x : v) s += x; std::cout << s << std::endl; }\n' >"$BATS_TEST_TMPDIR/cx.cc"
+		g++ -O1 -o "$BATS_TEST_TMPDIR/cx" "$BATS_TEST_TMPDIR/cx.cc"
+		printf '[rule big]\ncall = mmap\nsize = >=1M\nmap = anon private\naction = background\n' >"$BATS_TEST_TMPDIR/early.policy"
+		run --separate-stderr timeout 60 env LD_PRELOAD="$L:$SHIM" PREFAULT_POLICY="$BATS_TEST_TMPDIR/early.policy" PREFAULT_REPORT="$BATS_TEST_TMPDIR/early.json" "$BATS_TEST_TMPDIR/cx"
+		echo "C++: status $status: $stderr"
+		[ "$status" -eq 0 ]
+		[ "$output" = 1000 ]
+		[ "$(jget "$BATS_TEST_TMPDIR/early.json" "d['rules'][0]['background']['queued_bytes']")" -gt 0 ]
+	fi
 	# A background worker or a populate helper started from inside that
 	# mmap: pthread_create allocates the thread's TLS vector with calloc.
 	# Again after the helpers have left, idle (200 ms).

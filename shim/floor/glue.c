@@ -192,6 +192,7 @@ static struct {
 	int nwords;
 	int helpers; /* started, not yet returned */
 	uint32_t leaving; /* nonzero while glue_quiesce runs */
+	int spawn_ok;      /* the constructor has warmed the stacks: see glue_warm */
 } S;
 
 void *boot_alloc(size_t size, size_t align)
@@ -394,7 +395,12 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 	 * which then reaches our wrapper with the guard up, and glibc). */
 	create = pthread_create;
 #endif
-	if (!create || __atomic_load_n(&S.leaving, __ATOMIC_ACQUIRE))
+	/* Before the constructor, a wrapper may be inside another library's
+	 * constructor, in an allocator's first map under its lock (libstdc++'s
+	 * start allocates; jemalloc maps under its init lock): no thread is
+	 * started then.  Callers do the work themselves or leave it queued; the
+	 * constructor starts what was queued. */
+	if (!create || __atomic_load_n(&S.leaving, __ATOMIC_ACQUIRE) || !__atomic_load_n(&S.spawn_ok, __ATOMIC_ACQUIRE))
 		return -1;
 	if (word)
 		remember_word(word);
@@ -476,6 +482,7 @@ void glue_warm(void)
 #endif
 	if (!create || n <= 0 || pthread_attr_init(&attr) != 0)
 		return;
+	warm_n = 0;
 	pthread_attr_setstacksize(&attr, warm_stack);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -492,6 +499,8 @@ void glue_warm(void)
 	for (i = 0; i < made; i++)
 		pthread_join(t[i], NULL);
 }
+
+void glue_spawn_allow(void) { __atomic_store_n(&S.spawn_ok, 1, __ATOMIC_RELEASE); }
 
 int glue_leaving(void) { return __atomic_load_n(&S.leaving, __ATOMIC_ACQUIRE) != 0; }
 int glue_helpers(void) { return __atomic_load_n(&S.helpers, __ATOMIC_ACQUIRE); }

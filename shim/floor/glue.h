@@ -226,6 +226,10 @@ void glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_
  * nothing. */
 void glue_warm_add(int n, size_t stack);
 void glue_warm(void);
+/* From the constructor, after glue_warm: until then glue_spawn starts no
+ * thread (a wrapper called before it may be inside another library's
+ * constructor or an allocator's start, under a lock). */
+void glue_spawn_allow(void);
 /* Helpers must return from fn when this is nonzero. */
 int glue_leaving(void);
 /* Ask every helper to leave, and wait (a bounded time) until they have left
