@@ -90,6 +90,7 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 }
 
 @test "each slice is a mapping of its own: userfaultfd, MADV_DONTNEED, mprotect, fork, mremap, munmap, mseal give what they give without the shim" {
+	needs_plain_runtime # (ASan takes the probe's own SIGSEGV, and its shadow memory faults)
 	needs_no_tsan
 	for size in 1M 256K; do
 		run --separate-stderr "$CARVE" own "$size"
@@ -108,6 +109,7 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 }
 
 @test "zero-filled reuse: every slice reads zero, fresh or reused, however it was written and given back" {
+	needs_plain_runtime # (a sanitizer's shadow memory takes faults of its own)
 	needs_pmd_thp
 	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(carve_policy)" "$CARVE" zero 40 1M 6
 	echo "$output"
