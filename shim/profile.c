@@ -173,9 +173,12 @@ static int write_file(struct profile_counts *c, uint64_t snap_ns, int live)
 		sb_chr(&sb, '\n');
 	}
 	sample_write(&sb, c);
-	for (i = 0; i < tables_nsites(); i++)
-		if (tables_site(i)->maps)
-			site_line(&sb, tables_site(i), live);
+	for (i = 0; i < tables_nsites(); i++) {
+		struct site s;
+		tables_site_copy(i, &s, snap_ns != 0); /* (a snapshot's reader may wait) */
+		if (s.maps)
+			site_line(&sb, &s, live);
+	}
 	c->merged_sites = P.my.sites_merged;
 	c->untracked_ranges = P.my.live_dropped;
 #define COUNT(m, key, merge)                                                                                           \

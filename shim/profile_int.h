@@ -155,7 +155,10 @@ int tables_live_touched(const int *stop);
 size_t resident_bytes(uintptr_t s, uintptr_t e);
 /* The sites that were used, in the order they were first seen. */
 unsigned tables_nsites(void);
-const struct site *tables_site(unsigned i);
+/* A copy of site i, its counters read under the site lock (which mappers
+ * hold while they count): may_wait 0 tries it once, and copies unlocked if
+ * it is held (at exit, the holder may be the frame a signal interrupted). */
+void tables_site_copy(unsigned i, struct site *out, int may_wait);
 
 /* profile_sample.c */
 /* per: PREFAULT_PROFILE_PERIOD (or NULL); no_perf: take the refused path. */

@@ -35,7 +35,13 @@ void tables_init(void)
 }
 
 unsigned tables_nsites(void) { return P.nsites; }
-const struct site *tables_site(unsigned i) { return &P.sites[P.used[i]]; }
+void tables_site_copy(unsigned i, struct site *out, int may_wait)
+{
+	int got = spin_lock_bounded(&P.site_lock, may_wait);
+	*out = P.sites[P.used[i]];
+	if (got)
+		spin_unlock(&P.site_lock);
+}
 
 static uint32_t site_of(uintptr_t ret, unsigned call, uint64_t len, unsigned mk, unsigned pk)
 {

@@ -103,6 +103,7 @@ teardown() {
 }
 
 @test "hugepage placement leaves no holes between 2 MiB-multiple mappings: they merge as without the shim (H3: virtual_address_range)" {
+	needs_no_tsan # (its interceptors make the mmap calls, and place them their own way)
 	[ "$(thp_mode)" = never ] && skip "THP is off on this machine"
 	pol=$(policy h <<<$'[rule h]\nsize = >=2M\naction = hugepage')
 	run "$PROBE" vmas 64 4M

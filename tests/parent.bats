@@ -91,6 +91,7 @@ sys.stdout.write(out.decode("utf-8", "replace"))' "$@"
 # Finding: run as a background job on a `stty tostop` terminal spun at 100% CPU: its
 # SIGTTOU handler, still in place while it printed the report, made each write restart.
 @test "a background job under stty tostop: run stops on SIGTTOU to print its report, as any program would (issue 22 #17)" {
+	needs_no_tsan # (its runtime's slowness outlasts the test's wait)
 	run as_background_job "$PF" run -- true
 	echo "$output"
 	[[ "$output" == *"stopped by $("$PY" -c 'import signal; print(int(signal.SIGTTOU))')"* ]]
