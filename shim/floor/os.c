@@ -211,7 +211,7 @@ static void smaps_line(const char *l, struct os_vma *v, int *open, void (*fn)(vo
 
 int os_smaps_walk(void (*fn)(void *, const struct os_vma *), void *arg)
 {
-	static char buf[4096 + 1]; /* (at exit, one thread: see os.h) */
+	char buf[4096 + 1]; /* (on the stack: see os.h) */
 	struct os_vma v;
 	size_t have = 0;
 	int open = 0, fd = sys_open("/proc/self/smaps", O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);

@@ -51,9 +51,10 @@ size_t os_thp_pmd_size(void);
 
 /* Each mapping of /proc/self/smaps, in address order: its range, Rss,
  * AnonHugePages and whether it is advised for huge pages (VmFlags hg).
- * Reads the file in pieces into a static buffer: call it at exit only, from
- * one thread (a large program's smaps is thousands of lines, too dear for
- * a hot path).  0, or -1 if the file cannot be read. */
+ * Reads the file in pieces into a 4 KiB buffer on the caller's stack, so
+ * threads may call it at once (the profile's snapshots, the report at
+ * exit); never from a hot path (a large program's smaps is thousands of
+ * lines).  0, or -1 if the file cannot be read. */
 struct os_vma {
 	uintptr_t start, end;
 	uint64_t rss, anon_huge;
