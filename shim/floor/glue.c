@@ -289,17 +289,11 @@ static void *resolve_late(enum entry e)
 
 /* Resolve every entry once.  A second thread arriving mid-resolution looks
  * up just the symbol it needs instead of waiting: waiting could deadlock
- * against the loader lock. */
-void *glue_resolve(enum entry e)
+ * against the loader lock.  NULL while this thread is inside dlsym. */
+static void *resolve_bulk(enum entry e)
 {
 	int expect = 0;
 	void *p;
-	if (__atomic_load_n(&S.resolve_state, __ATOMIC_ACQUIRE) == 2) {
-		p = __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED);
-		if (!p && late[e] && !__atomic_load_n(&late_done[e], __ATOMIC_ACQUIRE))
-			return resolve_late(e);
-		return p == boot_stub[e] ? NULL : p;
-	}
 	if (in_dlsym)
 		return NULL;
 	in_dlsym = 1;
@@ -317,14 +311,25 @@ void *glue_resolve(enum entry e)
 		}
 		__atomic_store_n(&S.resolve_state, 2, __ATOMIC_RELEASE);
 		p = __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED);
-		if (p == boot_stub[e])
-			p = NULL;
 	} else {
 		p = dlsym(RTLD_NEXT, entry_names[e]);
 	}
 	in_dlsym = 0;
+	return p;
+}
+
+void *glue_resolve(enum entry e)
+{
+	void *p;
+	if (__atomic_load_n(&S.resolve_state, __ATOMIC_ACQUIRE) == 2)
+		p = __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED);
+	else
+		p = resolve_bulk(e);
+	if (p && p == boot_stub[e])
+		return NULL;
+	/* (the bulk resolution skips late entries: each is looked up alone) */
 	if (!p && late[e] && !__atomic_load_n(&late_done[e], __ATOMIC_ACQUIRE))
-		return resolve_late(e); /* (the bulk resolution skipped it) */
+		return resolve_late(e);
 	return p;
 }
 
@@ -383,18 +388,44 @@ static void remember_word(uint32_t *w)
 	}
 }
 
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* How the shim starts a thread: glibc's pthread_create, or, under a
+ * sanitizer, its interceptor, which must see our threads start (it then
+ * reaches our wrapper with the guard up, and glibc).  NULL: none. */
+static create_fn creator(void)
+{
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+	return pthread_create;
+#else
+	return REAL(pthread_create);
+#endif
+}
+
+/* A new thread inherits its creator's mask: the shim's start with every
+ * signal blocked, so none of the program's handlers runs on them.  (glibc's
+ * own mask call: it keeps its internal signals unblocked.) */
+static void block_all(sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, old);
+	sc_note(SC_rt_sigprocmask);
+}
+
+static void unblock(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+	sc_note(SC_rt_sigprocmask);
+}
+
 int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 {
 	pthread_attr_t attr;
-	sigset_t all, old;
+	sigset_t old;
 	pthread_t t;
 	int i, rc = -1;
-	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) = REAL(pthread_create);
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-	/* A sanitizer must see our threads start (through its interceptor,
-	 * which then reaches our wrapper with the guard up, and glibc). */
-	create = pthread_create;
-#endif
+	create_fn create = creator();
 	/* Before the constructor, a wrapper may be inside another library's
 	 * constructor, in an allocator's first map under its lock (libstdc++'s
 	 * start allocates; jemalloc maps under its init lock): no thread is
@@ -418,10 +449,7 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 	starts[i].arg = arg;
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, stack);
-	sigfillset(&all);
-	/* (glibc's own mask call: it keeps its internal signals unblocked) */
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	sc_note(SC_rt_sigprocmask);
+	block_all(&old);
 	__atomic_add_fetch(&S.helpers, 1, __ATOMIC_ACQ_REL);
 	sc_note(SC_clone3);
 	if (create(&t, &attr, helper_main, &starts[i]) == 0) {
@@ -430,8 +458,7 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 		__atomic_sub_fetch(&S.helpers, 1, __ATOMIC_ACQ_REL);
 		__atomic_store_n(&start_used[i], 0, __ATOMIC_RELEASE);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	sc_note(SC_rt_sigprocmask);
+	unblock(&old);
 	pthread_attr_destroy(&attr);
 	return rc;
 }
@@ -457,6 +484,9 @@ static void *warm_main(void *arg)
 	return arg;
 }
 
+/* As many as the shim can run at once: a pool's 63 helpers, the workers
+ * and the learner's watcher (pool.c, worker.c, auto.c). */
+#define WARM_MAX 80
 static int warm_n;
 static size_t warm_stack;
 
@@ -472,29 +502,23 @@ void glue_warm_add(int n, size_t stack)
  * cost ledger counts the same calls every run: the clones and the masks). */
 void glue_warm(void)
 {
-	pthread_t t[16];
+	pthread_t t[WARM_MAX];
 	pthread_attr_t attr;
-	sigset_t all, old;
-	int i, n = warm_n < 16 ? warm_n : 16, made = 0;
-	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) = REAL(pthread_create);
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-	create = pthread_create; /* (see glue_spawn) */
-#endif
+	sigset_t old;
+	int i, n = warm_n < WARM_MAX ? warm_n : WARM_MAX, made = 0;
+	create_fn create = creator();
 	if (!create || n <= 0 || pthread_attr_init(&attr) != 0)
 		return;
 	warm_n = 0;
 	pthread_attr_setstacksize(&attr, warm_stack);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	sc_note(SC_rt_sigprocmask);
+	block_all(&old);
 	for (i = 0; i < n; i++) {
 		sc_note(SC_clone3);
 		if (create(&t[made], &attr, warm_main, NULL) != 0)
 			break;
 		made++;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	sc_note(SC_rt_sigprocmask);
+	unblock(&old);
 	pthread_attr_destroy(&attr);
 	for (i = 0; i < made; i++)
 		pthread_join(t[i], NULL);
