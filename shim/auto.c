@@ -1125,6 +1125,14 @@ static void *watcher_main(void *arg)
 
 void auto_warm(void) { glue_warm_add(1, STACK); }
 
+void auto_kick(void)
+{
+	if (!auto_on || !__atomic_load_n(&S.nwatch, __ATOMIC_ACQUIRE))
+		return;
+	glue_spawn_upto(&S.nwatchers, 1, watcher_main, NULL, STACK, &S.wword);
+	glue_wake(&S.wword);
+}
+
 /* ---- fork ---- */
 
 void auto_atfork(int who)

@@ -18,6 +18,9 @@
 extern int auto_on __attribute__((visibility("hidden")));
 /* From the constructor: the watcher's stack, see glue_warm_add. */
 void auto_warm(void);
+/* From the constructor, once threads may start: the watcher, for mappings
+ * watched before it (glue_spawn starts no thread until then). */
+void auto_kick(void);
 
 struct settings;
 struct request;

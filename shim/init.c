@@ -502,6 +502,7 @@ static void warm_helpers(void)
 	glue_warm();
 	glue_spawn_allow();
 	worker_kick(); /* work queued before the constructor */
+	auto_kick();   /* mappings watched before it */
 }
 
 __attribute__((constructor)) static void shim_ctor(void)
