@@ -19,23 +19,6 @@ pmd_thp() {
 }
 needs_pmd_thp() { pmd_thp || skip "no PMD-size transparent huge pages with MADV_HUGEPAGE here"; }
 
-carve_policy() {
-	policy carve <<-EOF
-	[global]
-	${1:-}
-	[rule arenas]
-	call = mmap
-	size = 256K..1M
-	map = anon private
-	action = carve
-	${2:-}
-	EOF
-}
-
-# carve_stat FILE FIELD: the arenas rule's carve figure
-carve_stat() { jget "$1" "[r for r in d['rules'] if r['name']=='arenas'][0]['carve']['$2']"; }
-recycle_stat() { jget "$1" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['$2']"; }
-
 # A Python that holds MiB of small objects and prints, while it holds them,
 # its arenas (from sys._debugmallocstats) and the AnonHugePages of its
 # mappings advised for huge pages (from /proc/self/smaps), in KiB.
@@ -97,13 +80,13 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 		plain="$output"
 		echo "$plain"
 		[ "$(grep -c . <<<"$plain")" -eq 10 ]
-		REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(carve_policy)" "$CARVE" own "$size"
+		REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy carve)" "$CARVE" own "$size"
 		echo "$output"
 		[ "$output" = "$plain" ]
 		# and they were carved: side by side, the first on a huge page boundary
 		if [ "$HPAGE" -gt 0 ] && pmd_thp; then
 			[ "$stderr" = carved=1 ]
-			[ "$(carve_stat "$BATS_TEST_TMPDIR/r.json" reserves)" -ge 1 ]
+			[ "$(arena_stat "$BATS_TEST_TMPDIR/r.json" carve reserves)" -ge 1 ]
 		fi
 	done
 }
@@ -111,42 +94,42 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 @test "zero-filled reuse: every slice reads zero, fresh or reused, however it was written and given back" {
 	needs_plain_runtime # (a sanitizer's shadow memory takes faults of its own)
 	needs_pmd_thp
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(carve_policy)" "$CARVE" zero 40 1M 6
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy carve)" "$CARVE" zero 40 1M 6
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(kv nonzero "$output")" -eq 0 ]
 	f="$BATS_TEST_TMPDIR/r.json"
 	# 40 fresh slices, then 200 reused: zeroed whole (a huge page is resident whole)
-	[ "$(carve_stat "$f" fresh)" -eq 40 ]
-	[ "$(recycle_stat "$f" recycled)" -eq 200 ]
-	[ "$(recycle_stat "$f" zeroed_bytes)" -eq $((200 << 20)) ]
+	[ "$(arena_stat "$f" carve fresh)" -eq 40 ]
+	[ "$(arena_stat "$f" recycle recycled)" -eq 200 ]
+	[ "$(arena_stat "$f" recycle zeroed_bytes)" -eq $((200 << 20)) ]
 	# one huge-page fault for two 1 MiB slices, instead of 256 a slice
 	[ "$(kv faults "$output")" -lt 1000 ]
 }
 
 @test "zero-fill contract under stress with carve: threads map 256 KiB and 1 MiB, scribble, give back in every way" {
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(carve_policy)" "$PROBE" zerostress 8 300
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy carve)" "$PROBE" zerostress 8 300
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(kv nonzero "$output")" -eq 0 ]
 	f="$BATS_TEST_TMPDIR/r.json"
 	if pmd_thp; then
-		[ "$(carve_stat "$f" fresh)" -gt 100 ]
+		[ "$(arena_stat "$f" carve fresh)" -gt 100 ]
 	fi
-	[ "$(recycle_stat "$f" recycled)" -gt 200 ]
+	[ "$(arena_stat "$f" recycle recycled)" -gt 200 ]
 }
 
 @test "a huge page size that is not a multiple of the request turns carving off for it, with a note: it is recycled instead" {
 	# (a test setting stands for a system whose huge page size does not
 	# divide evenly: 1.5 MiB against 1 MiB slices)
-	pol=$(carve_policy)
+	pol=$(arena_policy carve)
 	REPORT="$BATS_TEST_TMPDIR/r.json" PREFAULT_TEST_HPAGE_SIZE=1536K run --separate-stderr shimmed "$pol" "$CARVE" zero 10 1M 3
 	echo "$output"
 	[ "$(kv nonzero "$output")" -eq 0 ]
 	f="$BATS_TEST_TMPDIR/r.json"
-	[ "$(carve_stat "$f" reserves)" -eq 0 ]
-	[ "$(carve_stat "$f" uncarved)" -eq 30 ]
-	[ "$(recycle_stat "$f" recycled)" -eq 20 ]
+	[ "$(arena_stat "$f" carve reserves)" -eq 0 ]
+	[ "$(arena_stat "$f" carve uncarved)" -eq 30 ]
+	[ "$(arena_stat "$f" recycle recycled)" -eq 20 ]
 	jget "$f" "d['notes']" | grep -q 'huge page size is not a multiple of their size'
 	# and the text report says it too
 	REPORT="$BATS_TEST_TMPDIR/r.txt" PREFAULT_TEST_HPAGE_SIZE=1536K run --separate-stderr shimmed "$pol" "$CARVE" zero 10 1M 1
@@ -156,49 +139,49 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 		pol=$(policy odd <<<$'[rule arenas]\ncall = mmap\nsize = 768K\naction = carve')
 		REPORT="$BATS_TEST_TMPDIR/o.json" run --separate-stderr shimmed "$pol" "$CARVE" zero 4 768K 2
 		[ "$(kv nonzero "$output")" -eq 0 ]
-		[ "$(carve_stat "$BATS_TEST_TMPDIR/o.json" reserves)" -eq 0 ]
-		[ "$(carve_stat "$BATS_TEST_TMPDIR/o.json" uncarved)" -eq 8 ]
+		[ "$(arena_stat "$BATS_TEST_TMPDIR/o.json" carve reserves)" -eq 0 ]
+		[ "$(arena_stat "$BATS_TEST_TMPDIR/o.json" carve uncarved)" -eq 8 ]
 	fi
 }
 
 @test "without transparent huge pages (disabled for the process) carving is off and says so: the rule recycles" {
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(carve_policy)" "$PROBE" nothp "$CARVE" zero 10 1M 3
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy carve)" "$PROBE" nothp "$CARVE" zero 10 1M 3
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(kv nonzero "$output")" -eq 0 ]
 	f="$BATS_TEST_TMPDIR/r.json"
-	[ "$(carve_stat "$f" reserves)" -eq 0 ]
-	[ "$(recycle_stat "$f" recycled)" -eq 20 ]
+	[ "$(arena_stat "$f" carve reserves)" -eq 0 ]
+	[ "$(arena_stat "$f" recycle recycled)" -eq 20 ]
 	jget "$f" "d['notes']" | grep -q 'carving is off: no transparent huge page'
 }
 
 @test "the budget counts whole reserves: a budget smaller than a reserve makes none, and the rule recycles" {
 	needs_pmd_thp
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(carve_policy 'budget = 6M')" "$CARVE" zero 4 1M 3
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy carve 'budget = 6M')" "$CARVE" zero 4 1M 3
 	[ "$(kv nonzero "$output")" -eq 0 ]
 	f="$BATS_TEST_TMPDIR/r.json"
-	[ "$(carve_stat "$f" reserves)" -eq 0 ]
+	[ "$(arena_stat "$f" carve reserves)" -eq 0 ]
 	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['skipped_by']['budget']")" -ge 1 ]
 	[ "$(jget "$f" "d['budget']['peak']")" -le $((6 << 20)) ]
 	# with room, the first reserve (four huge pages) is charged whole
-	REPORT="$BATS_TEST_TMPDIR/b.json" run --separate-stderr shimmed "$(carve_policy 'budget = 1G')" "$CARVE" zero 4 1M 3
+	REPORT="$BATS_TEST_TMPDIR/b.json" run --separate-stderr shimmed "$(arena_policy carve 'budget = 1G')" "$CARVE" zero 4 1M 3
 	f="$BATS_TEST_TMPDIR/b.json"
-	[ "$(carve_stat "$f" reserves)" -eq 1 ]
-	[ "$(carve_stat "$f" reserved_bytes)" -eq $((4 * HPAGE)) ]
+	[ "$(arena_stat "$f" carve reserves)" -eq 1 ]
+	[ "$(arena_stat "$f" carve reserved_bytes)" -eq $((4 * HPAGE)) ]
 	[ "$(jget "$f" "d['budget']['peak']")" -ge $((4 * HPAGE)) ]
 }
 
 @test "reserves grow by doubling up to reserve =, and the report gives their resident and huge bytes" {
 	needs_pmd_thp
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(carve_policy '' 'reserve = 16M')" "$CARVE" zero 60 1M 1
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy carve '' 'reserve = 16M')" "$CARVE" zero 60 1M 1
 	f="$BATS_TEST_TMPDIR/r.json"
 	# 8 + 16 + 16 + 16 + 16 MiB for 60 slices of 1 MiB (at 2 MiB huge pages)
-	[ "$(carve_stat "$f" reserved_bytes)" -le $((4 * HPAGE + 4 * (16 << 20))) ]
-	[ "$(carve_stat "$f" reserves)" -ge 2 ]
+	[ "$(arena_stat "$f" carve reserved_bytes)" -le $((4 * HPAGE + 4 * (16 << 20))) ]
+	[ "$(arena_stat "$f" carve reserves)" -ge 2 ]
 	# the 60 slices were unmapped and kept: resident in the reserves at exit, huge
-	[ "$(carve_stat "$f" resident_bytes)" -ge $((56 << 20)) ]
-	[ "$(carve_stat "$f" huge_bytes)" -ge $((56 << 20)) ]
-	REPORT="$BATS_TEST_TMPDIR/r.txt" run --separate-stderr shimmed "$(carve_policy '' 'reserve = 16M')" "$CARVE" zero 60 1M 1
+	[ "$(arena_stat "$f" carve resident_bytes)" -ge $((56 << 20)) ]
+	[ "$(arena_stat "$f" carve huge_bytes)" -ge $((56 << 20)) ]
+	REPORT="$BATS_TEST_TMPDIR/r.txt" run --separate-stderr shimmed "$(arena_policy carve '' 'reserve = 16M')" "$CARVE" zero 60 1M 1
 	grep -Eq 'carved 60 from [0-9]+ reserves \([0-9.]+ MiB; at exit [0-9.]+ MiB resident, [0-9.]+ MiB in huge pages\)' "$BATS_TEST_TMPDIR/r.txt"
 }
 

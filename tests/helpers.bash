@@ -75,6 +75,26 @@ shimmed() {
 	LD_PRELOAD="$SHIM_LD${LD_PRELOAD:+:$LD_PRELOAD}" PREFAULT_POLICY="$pol" PREFAULT_REPORT="${REPORT:-none}" "$@"
 }
 
+# arena_policy ACTIONS [GLOBAL-LINES] [RULE-LINES]: a policy whose one rule,
+# "arenas", takes anonymous private mmaps of 256 KiB to 1 MiB (CPython's
+# arenas, old and new) with ACTIONS
+arena_policy() {
+	policy arenas <<-EOF
+	[global]
+	${2:-}
+	[rule arenas]
+	call = mmap
+	size = 256K..1M
+	map = anon private
+	action = $1
+	${3:-}
+	EOF
+}
+
+# arena_stat FILE SECTION FIELD: a figure of the arenas rule's SECTION
+# (recycle, carve) in the JSON report FILE
+arena_stat() { jget "$1" "[r for r in d['rules'] if r['name']=='arenas'][0]['$2']['$3']"; }
+
 # kv KEY TEXT: the value of KEY=value in TEXT
 kv() {
 	sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2" | head -n 1

@@ -3,20 +3,9 @@
 # program can treat a region.
 load helpers
 
-rc_policy() {
-	policy rc <<-EOF
-	[global]
-	${2:-}
-	[rule arenas]
-	call = mmap
-	size = 256K..1M
-	map = anon private
-	action = ${1:-recycle}
-	EOF
-}
 
 @test "zero-fill contract under stress: threads map 256 KiB and 1 MiB, scribble, give back in every way" {
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(rc_policy)" "$PROBE" zerostress 8 300
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy recycle)" "$PROBE" zerostress 8 300
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(kv nonzero "$output")" -eq 0 ]
@@ -31,7 +20,7 @@ rc_policy() {
 	run --separate-stderr "$PROBE" churn 300 1M
 	plain=$(kv churn_faults "$output")
 	[ "$plain" -ge 70000 ]
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(rc_policy)" "$PROBE" churn 300 1M
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy recycle)" "$PROBE" churn 300 1M
 	[ "$(kv churn_faults "$output")" -lt $((plain / 20)) ]
 	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['bytes_reused']")" -eq $((299 << 20)) ]
 }
@@ -40,12 +29,12 @@ rc_policy() {
 	run --separate-stderr "$PROBE" reclaim
 	plain="$output"
 	[ "$(grep -c . <<<"$plain")" -eq 6 ]
-	run --separate-stderr shimmed "$(rc_policy)" "$PROBE" reclaim
+	run --separate-stderr shimmed "$(arena_policy recycle)" "$PROBE" reclaim
 	[ "$output" = "$plain" ]
 }
 
 @test "fork: parent and child both reuse the inherited cache, each zero-filled and private" {
-	run --separate-stderr shimmed "$(rc_policy)" "$PROBE" forkrecycle 30
+	run --separate-stderr shimmed "$(arena_policy recycle)" "$PROBE" forkrecycle 30
 	echo "$output"
 	[ "$(kv nonzero "$output")" -eq 0 ]
 	[ "$(kv child_ok "$output")" -eq 1 ]
@@ -53,7 +42,7 @@ rc_policy() {
 
 @test "populate with recycle: a new region arrives resident, a recycled one already is" {
 	needs_no_tsan
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(rc_policy 'recycle populate')" "$PROBE" cycle 40 1M
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy 'recycle populate')" "$PROBE" cycle 40 1M
 	echo "$output"
 	[ "$(kv min_resident "$output")" -eq 256 ]
 	[ "$(kv loop_faults "$output")" -eq 0 ]
@@ -70,14 +59,14 @@ rc_policy() {
 	f="$BATS_TEST_TMPDIR/r.json"
 	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['cache_peak_bytes']")" -le $((8 << 20)) ]
 	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['dropped']")" -ge 12 ]
-	REPORT="$BATS_TEST_TMPDIR/b.json" run --separate-stderr shimmed "$(rc_policy recycle 'budget = 3M')" "$PROBE" forkrecycle 20
+	REPORT="$BATS_TEST_TMPDIR/b.json" run --separate-stderr shimmed "$(arena_policy recycle 'budget = 3M')" "$PROBE" forkrecycle 20
 	f="$BATS_TEST_TMPDIR/b.json"
 	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['cache_peak_bytes']")" -le $((3 << 20)) ]
 	[ "$(jget "$f" "d['budget']['peak']")" -le $((3 << 20)) ]
 }
 
 @test "a region unmapped in part, moved, or reprotected is never kept" {
-	pol=$(rc_policy)
+	pol=$(arena_policy recycle)
 	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$PROBE" unmaprace 40 1M
 	[ "$(kv bad "$output")" -eq 0 ]
 	f="$BATS_TEST_TMPDIR/r.json"
@@ -102,7 +91,7 @@ rc_policy() {
 	# short moves: under TSan this failed in 2 of 17 runs, cache not empty
 	# at exit, and in none of 38 runs of the probe alone)
 	needs_plain_runtime
-	pol=$(rc_policy)
+	pol=$(arena_policy recycle)
 	# No limit: the cache holds what was unmapped, up to recycle_max.
 	REPORT="$BATS_TEST_TMPDIR/free.json" run --separate-stderr shimmed "$pol" "$PROBE" pressure 80M 64 60
 	[ "$(jget "$BATS_TEST_TMPDIR/free.json" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['cache_bytes']")" -ge $((60 << 20)) ]
@@ -143,7 +132,7 @@ tree_reports_consistent() {
 @test "fork children's reports are consistent: cache_bytes <= cache_peak_bytes, recycled <= kept (issue 14 #30)" {
 	mkdir "$BATS_TEST_TMPDIR/r"
 	# a child that exits at once, and one that takes half the inherited cache and keeps it
-	REPORT="$BATS_TEST_TMPDIR/r/%p.json" run --separate-stderr shimmed "$(rc_policy)" "$B/probes/ioprobe" forkreuse 8
+	REPORT="$BATS_TEST_TMPDIR/r/%p.json" run --separate-stderr shimmed "$(arena_policy recycle)" "$B/probes/ioprobe" forkreuse 8
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(kv children "$output")" -eq 2 ]
@@ -185,7 +174,7 @@ MMPROBE="$B/probes/mmprobe"
 	run --separate-stderr "$MMPROBE" roread 1M
 	[ "$status" -eq 0 ]
 	[ "$(kv nonzero "$output")" -eq 0 ]
-	run --separate-stderr shimmed "$(rc_policy)" "$MMPROBE" roread 1M
+	run --separate-stderr shimmed "$(arena_policy recycle)" "$MMPROBE" roread 1M
 	echo "status=$status $output"
 	[ "$status" -eq 0 ]
 	[ "$(kv nonzero "$output")" -eq 0 ]
@@ -197,7 +186,7 @@ MMPROBE="$B/probes/mmprobe"
 	[ "$status" -eq 0 ]
 	[ -n "$(kv below2g "$output")" ] || skip "MAP_32BIT is refused here: $output"
 	[ "$(kv below2g "$output")" -eq 1 ]
-	run --separate-stderr shimmed "$(rc_policy)" "$MMPROBE" map32 1M
+	run --separate-stderr shimmed "$(arena_policy recycle)" "$MMPROBE" map32 1M
 	echo "status=$status $output"
 	[ "$status" -eq 0 ]
 	[ "$(kv below2g "$output")" -eq 1 ]
@@ -212,7 +201,7 @@ MMPROBE="$B/probes/mmprobe"
 	[ "$(kv munmap_rc "$output")" -eq -1 ]
 	[ "$(kv munmap_errno "$output")" -eq 1 ]
 	[ "$(kv mprotect_rc "$output")" -eq 0 ]
-	run --separate-stderr shimmed "$(rc_policy)" "$MMPROBE" mseal 1M
+	run --separate-stderr shimmed "$(arena_policy recycle)" "$MMPROBE" mseal 1M
 	echo "status=$status $output"
 	[ "$status" -eq 0 ]
 	[ "$(kv munmap_rc "$output")" -eq -1 ]
@@ -226,7 +215,7 @@ MMPROBE="$B/probes/mmprobe"
 	[ "$status" -eq 0 ]
 	[ "$(kv mremap_errno "$output")" -eq 14 ]
 	[ "$(kv intact "$output")" -eq 1 ]
-	run --separate-stderr shimmed "$(rc_policy)" "$MMPROBE" staleremap 1M
+	run --separate-stderr shimmed "$(arena_policy recycle)" "$MMPROBE" staleremap 1M
 	echo "status=$status $output"
 	[ "$status" -eq 0 ]
 	[ "$(kv mremap_errno "$output")" -eq 14 ]
@@ -245,7 +234,7 @@ MMPROBE="$B/probes/mmprobe"
 	done
 	got=
 	for mode in malloc thread; do
-		run --separate-stderr shimmed "$(rc_policy)" "$MMPROBE" aslimit "$mode" 64
+		run --separate-stderr shimmed "$(arena_policy recycle)" "$MMPROBE" aslimit "$mode" 64
 		echo "with, $mode: status=$status $output"
 		got="$got $mode:$status:$(kv malloc_errno "$output")$(kv create_errno "$output")"
 	done
@@ -260,7 +249,7 @@ MMPROBE="$B/probes/mmprobe"
 	run --separate-stderr in_small_cgroup $((200 << 20)) "$MMPROBE" cgchurn 64 160M
 	[ "$status" -ne 99 ] || skip "cannot make a memory cgroup here"
 	[ "$status" -eq 0 ] || skip "the program does not fit in 200 MiB here even without the shim (status $status)"
-	run --separate-stderr in_small_cgroup $((200 << 20)) env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$(rc_policy)" \
+	run --separate-stderr in_small_cgroup $((200 << 20)) env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$(arena_policy recycle)" \
 		PREFAULT_REPORT=none "$MMPROBE" cgchurn 64 160M
 	echo "status=$status $output"
 	[ "$status" -eq 0 ]
