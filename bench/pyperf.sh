@@ -2,17 +2,9 @@
 # pyperf.sh BUILD [ROUNDS] [PROCESSES] [VALUES]
 #
 # pyperformance benchmarks, run directly with pyperf, under several sides
-# (issues 10 and 20); SIDES= picks them (default: none observe cpython),
-# none first:
-#   none      no preload
-#   observe   LD_PRELOAD=libprefault.so, no policy, PREFAULT_REPORT=none
-#   cpython   LD_PRELOAD=libprefault.so, PREFAULT_POLICY=policies/cpython.policy,
-#             PREFAULT_REPORT=none
-#   recycle   as cpython, with every carve of the policy turned back into
-#             recycle (the policy as it was before issue 20)
-#   thp       no preload, THP `enabled` set to always for the run (root; put
-#             back after every run, and on exit)
-#   hugetlb   no preload, GLIBC_TUNABLES=glibc.malloc.hugetlb=1
+# (issues 10 and 20): SIDES= picks them (default: none observe cpython), none
+# first; the sides (none, observe, cpython or carve, recycle, thp, hugetlb)
+# are bench/pysides.sh's.
 # BENCHMARKS= picks them (default: json_loads richards json_dumps
 # pickle_pure_python; deltablue and nbody also work).  PYMALLOC=malloc adds
 # PYTHONMALLOC=malloc on every side (every object through malloc).
@@ -37,10 +29,7 @@
 # runner is started with --copy-env (its whole environment, which is exactly
 # the side's: `env -i`, a fixed PATH and the side's variables), and before
 # measuring the script checks that a worker writes a shim report.  Every side
-# gets the same variable names, with one letter changed where a variable must
-# not act (LX_PRELOAD, PREFAULX_POLICY, PREFAULX_REPORT) and values of the
-# same length, so the environment block is the same size byte for byte
-# (checked too): its size alone moved run times here by several percent.
+# has an environment of the same size, byte for byte (bench/pysides.sh).
 #
 # Setting up the venv on a fresh machine (PyPI not needed; Debian 12 here):
 #   apt-get install python3-venv python3-wheel    # wheel: setuptools 66 builds with it
@@ -81,48 +70,15 @@ T=$(mktemp -d)
 
 SHIM="$B/libprefault.so"
 SIDES=${SIDES:-none observe cpython}
-THP=/sys/kernel/mm/transparent_hugepage/enabled
-# The policies under names of one length: the shipped one, and recycle's.
-cp "$ROOT/policies/cpython.policy" "$T/cpython.policy"
-sed 's/^action = carve$/action = recycle/' "$ROOT/policies/cpython.policy" >"$T/recycle.policy"
-POL="$T/cpython.policy"
-BASE="PATH=/usr/local/bin:/usr/bin:/bin${PYMALLOC:+ PYTHONMALLOC=$PYMALLOC}"
-# Every side sets the same variables, one letter off where they must not act.
-side_env() {
-	p=LX_PRELOAD po=PREFAULX_POLICY r=PREFAULX_REPORT g=GLIBC_TUNABLEX f=cpython
-	case $1 in
-	observe) p=LD_PRELOAD r=PREFAULT_REPORT ;;
-	cpython) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT ;;
-	recycle) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT f=recycle ;;
-	hugetlb) g=GLIBC_TUNABLES ;;
-	esac
-	echo "$p=$SHIM $po=$T/$f.policy $r=none $g=glibc.malloc.hugetlb=1"
-}
-THP_WAS=
-restore_thp() {
-	[ -z "$THP_WAS" ] || echo "$THP_WAS" >"$THP"
-	THP_WAS=
-}
+PIN=
+BASE=${PYMALLOC:+PYTHONMALLOC=$PYMALLOC}
+# shellcheck source=bench/pysides.sh
+. "$ROOT/bench/pysides.sh"
 trap 'restore_thp; rm -rf "$T"' EXIT
 trap 'exit 130' INT TERM
-case " $SIDES " in *" thp "*)
-	if ! [ -w "$THP" ] || [ "$(id -u)" != 0 ]; then
-		echo "pyperf.sh: side thp needs root (it writes $THP)" >&2
-		exit 2
-	fi ;;
-esac
-run_side() { # run_side SIDE CMD...
-	s=$1 rc=
-	shift
-	if [ "$s" = thp ]; then
-		THP_WAS=$(sed 's/.*\[\(.*\)\].*/\1/' "$THP")
-		echo always >"$THP"
-	fi
-	# shellcheck disable=SC2046,SC2086 # the variables are one word each
-	env -i $BASE $(side_env "$s") "$@" || rc=$?
-	restore_thp
-	return ${rc:-0}
-}
+py_sides_init pyperf.sh
+sz=$ENV_SIZE
+POL="$T/shipd.policy"
 # bench_cmd NAME: the benchmark's script and its own arguments
 bench_cmd() {
 	case $1 in
@@ -134,24 +90,12 @@ bench_cmd() {
 		;;
 	esac
 }
-RSIDES=$(for s in $SIDES; do echo "$s"; done | awk '{ a[NR] = $0 } END { for (i = NR; i > 0; i--) printf "%s ", a[i] }')
-
-# ---- checks before measuring ----
-sz=
-for s in $SIDES; do
-	n=$(run_side "$s" /usr/bin/env | wc -c)
-	if [ -n "$sz" ] && [ "$n" != "$sz" ]; then
-		echo "pyperf.sh: environment of side $s is $n bytes, not $sz" >&2
-		exit 1
-	fi
-	sz=$n
-done
 # The preload and the policy reach pyperf's workers: each process writes a
 # report, and one of them is a child of another (the worker of the runner),
 # has the policy and has matched the arena rule.
 mkdir "$T/rep"
 # shellcheck disable=SC2046,SC2086
-env -i $BASE LD_PRELOAD="$SHIM" PREFAULT_POLICY="$POL" PREFAULT_REPORT="$T/rep/%p.json" \
+env -i PATH=/usr/local/bin:/usr/bin:/bin $BASE LD_PRELOAD="$SHIM" PREFAULT_POLICY="$POL" PREFAULT_REPORT="$T/rep/%p.json" \
 	"$PY" $(bench_cmd json_dumps) --copy-env -p 1 -n 1 -w 0 -l 1 -o "$T/check.json" >/dev/null
 if ! "$PY" - "$T/rep" <<'C'; then
 import glob, json, sys

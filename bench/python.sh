@@ -2,15 +2,8 @@
 # python.sh BUILD [ROUNDS]: CPython workloads (bench/py/*.py) under several
 # sides, interleaved, with medians and per-round ratios (issues 4 and 20).
 #
-# SIDES picks them (default: none recycle carve), in this order:
-#   none     no preload
-#   recycle  the shim, policies/cpython.policy with every carve turned back
-#            into recycle (the policy as it was before issue 20)
-#   carve    the shim, policies/cpython.policy as shipped (carve)
-#   thp      no preload, THP `enabled` set to always for the run (root only;
-#            the setting is put back after every run, and on exit or signal)
-#   hugetlb  no preload, GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (glibc 2.35+:
-#            malloc's heaps advised MADV_HUGEPAGE)
+# SIDES picks them (default: none recycle carve), in that order; the sides
+# (none, observe, recycle, carve, thp, hugetlb) are bench/pysides.sh's.
 # WORKLOADS picks the scripts of bench/py (default: all but timed.py and
 # json_roundtrip.py); ARGS_<name> gives one its arguments.
 #
@@ -18,11 +11,8 @@
 # round (ABBA), each run a fresh python3 under bench/py/timed.py, which times
 # the workload itself (interpreter start and exit left out, as pyperf does)
 # and gives the process's faults, peak RSS and AnonHugePages.  Every side
-# has the same environment, byte for byte in size: the variables a side does
-# not use are set under a name one letter off (LX_PRELOAD, PREFAULX_POLICY,
-# PREFAULX_REPORT, GLIBC_TUNABLEX), with values of the same length, since
-# the environment's size alone moves run times (README, trial).  Runs are
-# pinned to CPU $CPU (default 1; CPU= for none).
+# has the same environment, byte for byte in size (bench/pysides.sh).  Runs
+# are pinned to CPU $CPU (default 1; CPU= for none).
 #
 # Prints, per workload and side: the median time and its range over the
 # rounds, the speedup against none (the median of the per-round ratios
@@ -40,64 +30,23 @@ CPU=${CPU-1}
 SIDES=${SIDES:-none recycle carve}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHIM="$B/libprefault.so"
-THP=/sys/kernel/mm/transparent_hugepage/enabled
 [ -e "$SHIM" ] || { echo "python.sh: no $SHIM" >&2; exit 2; }
 if [ -z "$WORKLOADS" ]; then
 	WORKLOADS=$(cd "$ROOT/bench/py" && ls ./*.py | sed 's|^\./||; s|\.py$||' | grep -v -e '^timed$' -e '^json_roundtrip$')
 fi
 T=$(mktemp -d)
-THP_WAS=
-restore_thp() {
-	if [ -n "$THP_WAS" ]; then
-		echo "$THP_WAS" >"$THP"
-		THP_WAS=
-	fi
-}
+PIN=
+[ -n "$CPU" ] && command -v taskset >/dev/null && PIN="taskset -c $CPU"
+BASE=
+# shellcheck source=bench/pysides.sh
+. "$ROOT/bench/pysides.sh"
 trap 'restore_thp; rm -rf "$T"' EXIT
 trap 'exit 130' INT TERM
-case " $SIDES " in *" thp "*)
-	if ! [ -w "$THP" ] || [ "$(id -u)" != 0 ]; then
-		echo "python.sh: side thp needs root (it writes $THP): left out" >&2
-		SIDES=$(echo "$SIDES" | sed 's/\bthp\b//')
-	fi ;;
-esac
-
-# The two policies, under names of one length.
-sed 's/^action = carve$/action = recycle/' "$ROOT/policies/cpython.policy" >"$T/recyc.policy"
-cp "$ROOT/policies/cpython.policy" "$T/carve.policy"
-side_env() {
-	p=LX_PRELOAD po=PREFAULX_POLICY r=PREFAULX_REPORT g=GLIBC_TUNABLEX f=carve
-	case $1 in
-	recycle) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT f=recyc ;;
-	carve) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT ;;
-	hugetlb) g=GLIBC_TUNABLES ;;
-	esac
-	echo "$p=$SHIM $po=$T/$f.policy $r=none $g=glibc.malloc.hugetlb=1"
-}
-run_side() { # run_side SIDE CMD...: the side's environment and nothing else
-	s=$1 rc=
-	shift
-	pin=
-	[ -n "$CPU" ] && command -v taskset >/dev/null && pin="taskset -c $CPU"
-	if [ "$s" = thp ]; then
-		THP_WAS=$(sed 's/.*\[\(.*\)\].*/\1/' "$THP")
-		echo always >"$THP"
-	fi
-	# shellcheck disable=SC2046,SC2086 # one word each
-	env -i PATH=/usr/local/bin:/usr/bin:/bin $(side_env "$s") $pin "$@" || rc=$?
-	restore_thp
-	return ${rc:-0}
-}
-sz=
-for s in $SIDES; do
-	n=$(run_side "$s" /usr/bin/env | wc -c)
-	[ -z "$sz" ] || [ "$n" = "$sz" ] || { echo "python.sh: environment of side $s is $n bytes, not $sz" >&2; exit 1; }
-	sz=$n
-done
+py_sides_init python.sh
+sz=$ENV_SIZE
 
 echo "python.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), THP $(sed 's/.*\[\(.*\)\].*/\1/' "$THP")"
 echo "  $("$PY" -c 'import sys; print("python", sys.version.split()[0])'); $ROUNDS rounds, sides: $SIDES; ${CPU:+pinned to CPU $CPU; }environment $sz bytes on every side"
-RSIDES=$(for s in $SIDES; do echo "$s"; done | awk '{ a[NR] = $0 } END { for (i = NR; i > 0; i--) printf "%s ", a[i] }')
 : >"$T/data"
 for w in $WORKLOADS; do
 	eval "args=\${ARGS_$w:-}"

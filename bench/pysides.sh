@@ -1,0 +1,78 @@
+# pysides.sh: the sides of the CPython benchmarks (python.sh, pyperf.sh),
+# sourced by both so that they measure the same things the same way.  The
+# caller sets T (a scratch directory), ROOT (the tree), SHIM (the shim),
+# SIDES, and optionally PIN (a command to prefix, such as "taskset -c 1")
+# and BASE (more VAR=value words for every side); then calls py_sides_init.
+#
+# Sides:
+#   none     no preload
+#   observe  the shim, no policy
+#   carve    the shim, policies/cpython.policy as shipped (it carves);
+#            cpython is the same side under its older name
+#   recycle  the shim, the shipped policy with every carve turned back into
+#            recycle (the policy as it was before issue 20)
+#   thp      no preload, THP `enabled` set to always for the run (root only:
+#            left out otherwise; put back after every run, and on exit)
+#   hugetlb  no preload, GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (glibc 2.35+:
+#            malloc's heaps advised MADV_HUGEPAGE)
+#
+# Every side sets the same variables, with one letter changed where one must
+# not act (LX_PRELOAD, PREFAULX_POLICY, PREFAULX_REPORT, GLIBC_TUNABLEX) and
+# values of one length, so the environment block is the same size on every
+# side, byte for byte (py_sides_init checks it): its size alone moved run
+# times here by several percent (README, trial).  PREFAULT_REPORT=none.
+
+THP=/sys/kernel/mm/transparent_hugepage/enabled
+THP_WAS=
+restore_thp() {
+	[ -z "$THP_WAS" ] || echo "$THP_WAS" >"$THP"
+	THP_WAS=
+}
+
+side_env() { # side_env SIDE: its variables, one word each
+	p=LX_PRELOAD po=PREFAULX_POLICY r=PREFAULX_REPORT g=GLIBC_TUNABLEX f=shipd
+	case $1 in
+	observe) p=LD_PRELOAD r=PREFAULT_REPORT ;;
+	carve | cpython) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT ;;
+	recycle) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT f=recyc ;;
+	hugetlb) g=GLIBC_TUNABLES ;;
+	esac
+	echo "$p=$SHIM $po=$T/$f.policy $r=none $g=glibc.malloc.hugetlb=1"
+}
+
+run_side() { # run_side SIDE CMD...: CMD with the side's environment and nothing else
+	s=$1 rc=
+	shift
+	if [ "$s" = thp ]; then
+		THP_WAS=$(sed 's/.*\[\(.*\)\].*/\1/' "$THP")
+		echo always >"$THP"
+	fi
+	# shellcheck disable=SC2046,SC2086 # one word each
+	env -i PATH=/usr/local/bin:/usr/bin:/bin $BASE $(side_env "$s") $PIN "$@" || rc=$?
+	restore_thp
+	return ${rc:-0}
+}
+
+# py_sides_init WHO: the policies (under names of one length), the thp side
+# left out where THP cannot be set, the reversed order RSIDES (for ABBA),
+# and the check that every side's environment is the same size (in ENV_SIZE).
+py_sides_init() {
+	cp "$ROOT/policies/cpython.policy" "$T/shipd.policy"
+	sed 's/^action = carve$/action = recycle/' "$ROOT/policies/cpython.policy" >"$T/recyc.policy"
+	case " $SIDES " in *" thp "*)
+		if ! [ -w "$THP" ] || [ "$(id -u)" != 0 ]; then
+			echo "$1: side thp needs root (it writes $THP): left out" >&2
+			SIDES=$(echo "$SIDES" | sed 's/\bthp\b//')
+		fi ;;
+	esac
+	RSIDES=$(for s in $SIDES; do echo "$s"; done | awk '{ a[NR] = $0 } END { for (i = NR; i > 0; i--) printf "%s ", a[i] }')
+	ENV_SIZE=
+	for s in $SIDES; do
+		n=$(run_side "$s" /usr/bin/env | wc -c)
+		if [ -n "$ENV_SIZE" ] && [ "$n" != "$ENV_SIZE" ]; then
+			echo "$1: environment of side $s is $n bytes, not $ENV_SIZE" >&2
+			exit 1
+		fi
+		ENV_SIZE=$n
+	done
+}
