@@ -3,7 +3,7 @@
 #
 # pyperformance benchmarks, run directly with pyperf, under several sides
 # (issues 10 and 20): SIDES= picks them (default: none observe cpython), none
-# first; the sides (none, observe, cpython or carve, recycle, thp, hugetlb)
+# first; the sides (none, observe, cpython, recycle, carve, thp, hugetlb)
 # are bench/pysides.sh's.
 # BENCHMARKS= picks them (default: json_loads richards json_dumps
 # pickle_pure_python; deltablue and nbody also work).  PYMALLOC=malloc adds

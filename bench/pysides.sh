@@ -7,10 +7,10 @@
 # Sides:
 #   none     no preload
 #   observe  the shim, no policy
-#   carve    the shim, policies/cpython.policy as shipped (it carves);
-#            cpython is the same side under its older name
-#   recycle  the shim, the shipped policy with every carve turned back into
-#            recycle (the policy as it was before issue 20)
+#   cpython  the shim, policies/cpython.policy (recycle)
+#   recycle  the shim, policies/cpython.policy with any carve turned into
+#            recycle (the same as cpython while that policy carves nothing)
+#   carve    the shim, policies/cpython-huge.policy (carve)
 #   thp      no preload, THP `enabled` set to always for the run (root only:
 #            left out otherwise; put back after every run, and on exit)
 #   hugetlb  no preload, GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (glibc 2.35+:
@@ -33,7 +33,8 @@ side_env() { # side_env SIDE: its variables, one word each
 	p=LX_PRELOAD po=PREFAULX_POLICY r=PREFAULX_REPORT g=GLIBC_TUNABLEX f=shipd
 	case $1 in
 	observe) p=LD_PRELOAD r=PREFAULT_REPORT ;;
-	carve | cpython) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT ;;
+	cpython) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT ;;
+	carve) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT f=carve ;;
 	recycle) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT f=recyc ;;
 	hugetlb) g=GLIBC_TUNABLES ;;
 	esac
@@ -58,6 +59,7 @@ run_side() { # run_side SIDE CMD...: CMD with the side's environment and nothing
 # and the check that every side's environment is the same size (in ENV_SIZE).
 py_sides_init() {
 	cp "$ROOT/policies/cpython.policy" "$T/shipd.policy"
+	cp "$ROOT/policies/cpython-huge.policy" "$T/carve.policy"
 	sed 's/^action = carve$/action = recycle/' "$ROOT/policies/cpython.policy" >"$T/recyc.policy"
 	case " $SIDES " in *" thp "*)
 		if ! [ -w "$THP" ] || [ "$(id -u)" != 0 ]; then

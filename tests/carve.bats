@@ -41,10 +41,10 @@ for line in open("/proc/self/smaps"):
 print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 '
 
-@test "CPython's arenas get huge pages: 128 MiB of small objects held, AnonHugePages over the arenas (cpython policy)" {
+@test "CPython's arenas get huge pages: 128 MiB of small objects held, AnonHugePages over the arenas (cpython-huge policy)" {
 	needs_pmd_thp
 	needs_plain_runtime
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$POLICIES/cpython.policy" "$PY" -c "$HOLD" 128
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$POLICIES/cpython-huge.policy" "$PY" -c "$HOLD" 128
 	echo "$output $stderr"
 	[ "$status" -eq 0 ]
 	arenas=$(kv arenas "$output")
@@ -62,7 +62,7 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	n=0
 	for py in /root/.pyenv/versions/3.*/bin/python3 /usr/local/bin/python3.1[0-4] /usr/bin/python3.[89] /usr/bin/python3.1[0-4]; do
 		[ -x "$py" ] && "$py" -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || continue
-		run --separate-stderr shimmed "$POLICIES/cpython.policy" "$py" -c "$HOLD" 64
+		run --separate-stderr shimmed "$POLICIES/cpython-huge.policy" "$py" -c "$HOLD" 64
 		echo "$py: $output"
 		[ "$status" -eq 0 ]
 		# (3.8 and 3.9: 256 KiB arenas, four to a MiB)
@@ -195,7 +195,7 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 		[ "$status" -eq 2 ]
 		[[ "$stderr" == "$f:"[1-4]": "* ]]
 	done
-	run --separate-stderr "$PF" check "$POLICIES/cpython.policy"
+	run --separate-stderr "$PF" check "$POLICIES/cpython-huge.policy"
 	[ "$status" -eq 0 ]
 	grep -q -- '-> recycle,carve recycle_max=64M reserve=64M' <<<"$output"
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
-# cpython.sh BUILD: CPython's own regression tests under the shim with the
-# shipped cpython policy (Debian's python3 and libpython3.X-testsuite), then
-# proof from the reports that arenas really were recycled.
+# cpython.sh BUILD: CPython's own regression tests under the shim with each
+# shipped CPython policy, cpython (recycle) and cpython-huge (carve), on
+# Debian's python3 and libpython3.X-testsuite; then proof from the reports
+# that arenas really were recycled (and, with cpython-huge, carved).
 set -e
 B=$(cd "${1:-build}" && pwd)
 PY=${PY:-/usr/bin/python3}
@@ -13,18 +14,23 @@ if ! "$PY" -c 'import test.test_list' 2>/dev/null; then
 	echo "cpython.sh: no regression tests for $PY (install libpython3.X-testsuite)" >&2
 	exit 1
 fi
+ROOT=$(pwd)
 cd "$R"
-PREFAULT_REPORT="$R/%p.json" LD_PRELOAD="$B/libprefault.so" PREFAULT_POLICY="$(cd "$OLDPWD" && pwd)/policies/cpython.policy" \
-	"$PY" -m test -j2 $TESTS
-"$PY" - "$R" <<'PY'
+for pol in ${CPYTHON_POLICIES:-cpython cpython-huge}; do
+	mkdir "$R/$pol"
+	PREFAULT_REPORT="$R/$pol/%p.json" LD_PRELOAD="$B/libprefault.so" PREFAULT_POLICY="$ROOT/policies/$pol.policy" \
+		"$PY" -m test -j2 $TESTS
+	"$PY" - "$R/$pol" "$pol" <<'PY'
 import glob, json, sys
-reused = kept = reports = 0
+reused = kept = carved = reports = 0
 for f in glob.glob(sys.argv[1] + "/*.json"):
     d = json.load(open(f))
     reports += 1
     for r in d["rules"]:
         reused += r["recycle"]["recycled"]
         kept += r["recycle"]["kept"]
-print("cpython.sh: %d reports, %d arenas kept, %d recycled" % (reports, kept, reused))
-sys.exit(0 if reused > 0 else 1)
+        carved += r.get("carve", {}).get("fresh", 0)
+print("cpython.sh: %s: %d reports, %d arenas kept, %d recycled, %d carved" % (sys.argv[2], reports, kept, reused, carved))
+sys.exit(0 if reused > 0 and (carved > 0) == sys.argv[2].endswith("-huge") else 1)
 PY
+done

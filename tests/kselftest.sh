@@ -123,6 +123,7 @@ MODES="bare|
 empty|$W/empty.policy
 observe|$ROOT/policies/observe.policy
 cpython|$ROOT/policies/cpython.policy
+cpython-huge|$ROOT/policies/cpython-huge.policy
 streaming|$ROOT/policies/streaming.policy
 realtime|$ROOT/policies/realtime.policy
 aggressive|$ROOT/tests/aggressive.policy
