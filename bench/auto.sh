@@ -30,7 +30,16 @@ ROUNDS=${2:-7}
 PY=${PY:-/usr/bin/python3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHIM="$B/libprefault.so"
-PROGRAMS=${PROGRAMS:-stream large arena churn_text churn_graph churn_json steady sqlite3 gcc git node sort}
+VENV=${VENV:-/work/venv}
+# With the venv (bench/pyperf.sh's set-up, at its top), a subset of
+# pyperformance too: each benchmark run as one of pyperf's workers in the
+# process itself (1 warm-up and 3 values, the loop count fixed).
+DEFAULT="stream large arena churn_text churn_graph churn_json steady sqlite3 gcc git node sort"
+if "$VENV/bin/python" -c 'import pyperf, pyperformance' 2>/dev/null; then
+	DEFAULT="$DEFAULT pp_json_dumps pp_deltablue pp_pickle_pure_python pp_xml_etree_process pp_richards"
+fi
+PROGRAMS=${PROGRAMS:-$DEFAULT}
+BM=$("$VENV/bin/python" -c 'import os, pyperformance; print(os.path.join(os.path.dirname(pyperformance.__file__), "data-files", "benchmarks"))' 2>/dev/null || true)
 T=${KEEP:-$(mktemp -d)}
 mkdir -p "$T"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$T"' EXIT INT TERM
@@ -89,6 +98,7 @@ with open(os.path.join(t, "objs.js"), "w") as f:
             "let s = 0; for (const o of a) s += o.s.length; console.log(s);\n")
 PYEOF
 
+PPARGS="--worker --worker-task=0 -p 1 -w 1 -n 3 --append $T/pp.json -l" # (run_side empties it)
 cmd_of() {
 	case $1 in
 	stream) echo "$B/examples/stream" ;;
@@ -100,6 +110,11 @@ cmd_of() {
 	gcc) echo "gcc -O2 -c $T/big.c -o $T/big.o" ;;
 	git) echo "git -C $ROOT log -p -n 400" ;;
 	node) echo "node $T/objs.js" ;;
+	pp_pickle_pure_python) echo "$VENV/bin/python $BM/bm_pickle/run_benchmark.py --pure-python pickle $PPARGS 16" ;;
+	pp_xml_etree_process) echo "$VENV/bin/python $BM/bm_xml_etree/run_benchmark.py process $PPARGS 4" ;;
+	pp_json_dumps) echo "$VENV/bin/python $BM/bm_json_dumps/run_benchmark.py $PPARGS 16" ;;
+	pp_deltablue) echo "$VENV/bin/python $BM/bm_deltablue/run_benchmark.py $PPARGS 32" ;;
+	pp_richards) echo "$VENV/bin/python $BM/bm_richards/run_benchmark.py $PPARGS 4" ;;
 	sort) echo "sort -n $T/lines.txt -o $T/sorted.txt" ;;
 	*) echo "auto.sh: unknown program $1" >&2; exit 2 ;;
 	esac
@@ -108,7 +123,7 @@ best_of() {
 	case $1 in
 	stream | large) echo "$T/big-bg.policy" ;;
 	arena) echo "$T/arena.policy" ;;
-	churn_text | churn_graph | churn_json | steady) echo "$ROOT/policies/cpython.policy" ;;
+	churn_text | churn_graph | churn_json | steady | pp_*) echo "$ROOT/policies/cpython.policy" ;;
 	gcc) echo "$T/cc1.policy" ;;
 	*) echo "" ;; # no rule helps (tune kept none: BENCHMARKS.md)
 	esac
@@ -126,6 +141,7 @@ run_side() { # side policy cmd...
 	esac
 	# (padded to one length whatever the policy's path)
 	plen=$(printf "%s" "$pol" | wc -c)
+	rm -f "$T/pp.json"
 	t0=$(date +%s%N)
 	PREFAULT_BENCH_PAD=$(echo "$PAD" | cut -c1-$((400 - plen))) /usr/bin/time -o "$T/time" -f "%M %R" "$@" >/dev/null 2>"$T/err" ||
 		{ echo "auto.sh: $side failed: $*" >&2; cat "$T/err" >&2; exit 1; }
