@@ -197,6 +197,20 @@ static void overtaken(const struct claim *c, struct figs_rule *rs)
 	spin_unlock(&S.jlock);
 }
 
+/* Nobody has claimed below a backward claim since: the job's top is still
+ * where the claim began.  (Then what is resident there is the program's;
+ * once another worker has claimed it, it may be that worker's.) */
+static int below_unclaimed(const struct claim *c)
+{
+	int i, r = 0;
+	spin_lock(&S.jlock);
+	for (i = 0; i < JOBS; i++)
+		if (jobs[i].active && jobs[i].seq == c->seq && jobs[i].rule == c->rule && jobs[i].hi == c->s)
+			r = 1;
+	spin_unlock(&S.jlock);
+	return r;
+}
+
 /* The program is at this chunk (or, going down, at the one below it). */
 static int program_near(const struct claim *c)
 {
@@ -204,9 +218,13 @@ static int program_near(const struct claim *c)
 	if (os_resident_pages(c->s, c->e, page_size))
 		return 1;
 	/* Going down, the chunk below too, if it is still the job's: with the
-	 * program in it, populating this one would meet it mid-way. */
-	if (c->backward && c->s >= c->floor + len)
-		return os_resident_pages(c->s - len, c->s, page_size) != 0;
+	 * program in it, populating this one would meet it mid-way.  Another
+	 * worker may have claimed it meanwhile and be populating it: its pages
+	 * are not the program's, and taking them for the program's dropped
+	 * this chunk, a gap never populated (seen once under TSan, where the
+	 * workers are slow enough to interleave so). */
+	if (c->backward && c->s >= c->floor + len && os_resident_pages(c->s - len, c->s, page_size))
+		return below_unclaimed(c);
 	return 0;
 }
 
