@@ -28,7 +28,8 @@
  *    KiB in a row) is helped while it fills, the one thing learnt from the
  *    mapping itself rather than from the site's earlier ones (a buffer
  *    mapped once): huge pages are advised over it where THP can be had, the
- *    program's own fill rate measured before and after, the faster kept;
+ *    program's own fill rate measured before and after, the faster kept
+ *    (and judged again every 16 MiB of the front while huge pages stay);
  *    and the worker populates a window ahead of the program (what it fills
  *    in 30 ms), as far as the budget allows.  The site gets a rule for its
  *    next mappings: populate, or background where the first touch came
@@ -91,6 +92,7 @@
 #define POLL_MIN_NS (1ull * 1000 * 1000)
 #define POLL_MAX_NS (4ull * 1000 * 1000)
 #define FRONT_MIN (256u << 10)
+#define REJUDGE (8 * HPAGE_SIZE)        /* kept huge pages: judged again every so much of the front */
 #define LEAD_MAX (64ull << 20)
 #define LEAD_NS (30ull * 1000 * 1000)   /* a window: what the program fills in 30 ms */
 #define IDLE_NS (200ull * 1000 * 1000)
@@ -974,7 +976,45 @@ static void huge_judged(struct watch *w, uint64_t now)
 	} else {
 		__atomic_add_fetch(&s->saved_pages, hb / page_size, __ATOMIC_RELAXED);
 	}
+	w->t_mark = now; /* (from here, rejudged) */
+	w->f_mark = w->front;
 	w->phase = WP_AHEAD;
+}
+
+/* Kept huge pages are judged again every REJUDGE bytes of the front, the
+ * same way: one span's win says little about the next where a huge page
+ * can be cheap or dear by whether the host still backs it (a guest that
+ * reports free 2 MiB blocks to its host: sort's buffer with huge pages ran
+ * 1.4x faster or 1.6x slower from one run to the next, BENCHMARKS.md, issue
+ * 21).  A span with a stall in it is not judged: the program was not
+ * filling. */
+static void huge_rejudged(struct watch *w, uint64_t now)
+{
+	struct asite *s = &sites[w->site];
+	uint64_t hb = w->front - w->f_mark, hns = now - w->t_mark;
+	int won;
+	if (w->t_moved != now && now - w->t_moved > STALL_NS) {
+		w->t_mark = now;
+		w->f_mark = w->front;
+		return;
+	}
+	if (hb < REJUDGE)
+		return;
+	won = (unsigned __int128)hns * w->small_bytes <= (unsigned __int128)w->small_ns * hb;
+	if (pool_test_huge)
+		won = pool_test_huge == 1;
+	if (s->rule >= 0)
+		stats_count_check(&g_stats.rules[s->rule], w->small_ns, w->small_bytes / page_size, hns, hb / page_size, won);
+	if (won) {
+		__atomic_add_fetch(&s->saved_pages, hb / page_size, __ATOMIC_RELAXED);
+		if (hns >= 1000000)
+			w->rate = hb / (hns / 1000000);
+	} else {
+		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
+		w->huge_kept = 0;
+	}
+	w->t_mark = now;
+	w->f_mark = w->front;
 }
 
 /* One look at a watched mapping (busy: a change to it waits for us). */
@@ -1044,6 +1084,8 @@ static void poll_one(struct watch *w, uint64_t now)
 		}
 		break;
 	case WP_AHEAD:
+		if (w->advised && w->huge_kept && w->marked)
+			huge_rejudged(w, now);
 		lead(w, now);
 		if (w->front >= w->end) {
 			front_release(w->held);

@@ -25,7 +25,8 @@ struct hcheck {
 	int huge; /* huge pages kept */
 };
 /* For the tests: what every check finds (1 huge pages win, -1 small, 0
- * measured), from PREFAULT_TEST_HUGE. */
+ * measured; 2 huge pages win the first check of a mapping and lose when
+ * the learner judges them again), from PREFAULT_TEST_HUGE. */
 extern int pool_test_huge __attribute__((visibility("hidden")));
 uintptr_t pool_huge_check(uintptr_t s, uintptr_t e, uintptr_t adv_lo, uintptr_t adv_hi, int advice, struct hcheck *h);
 void pool_atfork(int who);

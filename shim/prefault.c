@@ -116,7 +116,7 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 		all |= A_RECYCLE | A_POPULATE | A_BACKGROUND | A_HUGEPAGE;
 	worker_setup(p ? p->workers : 1, set->bg_strategy && !strcmp(set->bg_strategy, "trail") ? BG_TRAIL : BG_LEAP);
 	if (set->test_huge)
-		pool_test_huge = !strcmp(set->test_huge, "huge") ? 1 : -1;
+		pool_test_huge = !strcmp(set->test_huge, "huge") ? 1 : !strcmp(set->test_huge, "huge-then-small") ? 2 : -1;
 	recycle_setup(p);
 	carve_setup(p, set);
 	if (all & A_RECYCLE) {

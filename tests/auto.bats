@@ -158,7 +158,7 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 		[ $((learned * 4)) -le "$plain" ]
 		grep -Eq "^prefault:   auto: autoprobe\+0x[0-9a-f]+ $how 64\.0 MiB: hugepage populate, from [0-9.]+ s: the program filled the first .* from the front, first touched [0-9]+ ms after the map \(at once\)" \
 			"$BATS_TEST_TMPDIR/$how.txt"
-		grep -Eq 'hugepage_check 1 time: .*: huge kept 1 of 1' "$BATS_TEST_TMPDIR/$how.txt"
+		grep -Eq 'hugepage_check ([0-9]+) times?: .*: huge kept \1 of \1' "$BATS_TEST_TMPDIR/$how.txt"
 		# small pages won: the advice is taken back, the worker populates ahead
 		REPORT="$BATS_TEST_TMPDIR/s.json" PREFAULT_TEST_HUGE=small PREFAULT_AUTO_BUDGET=100% run --separate-stderr \
 			shimmed auto "$AP" fill 64M 0 $how
@@ -172,6 +172,26 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 	REPORT="$BATS_TEST_TMPDIR/late.txt" shimmed auto "$AP" fill 64M 100 >/dev/null
 	grep -Eq '^prefault:   auto: autoprobe\+0x[0-9a-f]+ mmap 64\.0 MiB: [a-z ]*background, from .*first touched [0-9]+ ms after the map \(late\)' \
 		"$BATS_TEST_TMPDIR/late.txt"
+}
+
+@test "huge pages the learner kept for a buffer are judged again as it fills, and the advice is taken back when they lose" {
+	needs_plain_runtime
+	grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled || skip "THP is not in madvise mode here"
+	# huge pages win every judgement: they stay to the end
+	REPORT="$BATS_TEST_TMPDIR/h.txt" PREFAULT_TEST_HUGE=huge run --separate-stderr shimmed auto "$AP" fill 256M 0 mmap
+	huge=$(kv fill_faults "$output")
+	cat "$BATS_TEST_TMPDIR/h.txt"
+	grep -Eq 'hugepage_check ([2-9]|[1-9][0-9]+) times: .*: huge kept ([0-9]+) of \2' "$BATS_TEST_TMPDIR/h.txt"
+	# they win the first and lose the next: the advice goes, the rest of the
+	# buffer comes in small pages (the host may have stopped backing them)
+	REPORT="$BATS_TEST_TMPDIR/s.txt" PREFAULT_TEST_HUGE=huge-then-small run --separate-stderr shimmed auto "$AP" fill 256M 0 mmap
+	later=$(kv fill_faults "$output")
+	cat "$BATS_TEST_TMPDIR/s.txt"
+	echo "faults filling 256 MiB: $huge with huge pages kept, $later with them taken back"
+	grep -Eq 'hugepage_check 2 times: .*: huge kept 1 of 2' "$BATS_TEST_TMPDIR/s.txt"
+	# a quarter of the buffer or more in small pages (16384 faults and more;
+	# the worker populates some of the rest ahead of the program)
+	[ "$later" -ge $((huge + 16384)) ]
 }
 
 @test "hugepage_check = yes: a hugepage rule measures its first chunk both ways and keeps the faster" {
