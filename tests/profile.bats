@@ -43,10 +43,15 @@ perf_works() { [ "$(jget "$1" "d['perf']")" = ok ]; }
 	profile "$BATS_TEST_TMPDIR/p.json" "$PROBE" mixed
 	f="$BATS_TEST_TMPDIR/p.json"
 	perf_works "$f" || skip "perf_event_open refused here: $(jget "$f" "d['perf']")"
-	[ "$(site "$f" 4194304 faults)" -ge 8000 ]
-	[ "$(site "$f" 1048576 faults)" -ge 16000 ]
+	# Samples a full ring dropped (a loaded machine: the reader falls
+	# behind) are counted lost, not charged anywhere: the floors allow them.
+	lost=$(jget "$f" "d['lost']")
+	echo "lost: $lost"
+	[ "$(site "$f" 4194304 faults)" -ge $((8000 - lost)) ]
+	[ "$(site "$f" 1048576 faults)" -ge $((16000 - lost)) ]
 	[ "$(site "$f" 8388608 faults)" -le 16 ]
-	[ "$(jget "$f" "[c['faults'] for c in d['code'] if c['symbol']=='map_touch'][0]")" -ge 24000 ]
+	[ "$(jget "$f" "[c['faults'] for c in d['code'] if c['symbol']=='map_touch'][0]")" -ge $((24000 - lost)) ]
+	[ "$lost" -le 8192 ] # (and most were seen)
 	grep -q '^map_touch [0-9]*$' "$BATS_TEST_TMPDIR/p.folded" || grep -q ';map_touch [0-9]*$' "$BATS_TEST_TMPDIR/p.folded"
 }
 
