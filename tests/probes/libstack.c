@@ -7,13 +7,18 @@
  * was resident when the call returned: preloaded after the shim, it runs
  * before the shim's constructor, so this shows calls arriving early.  It
  * also registers fork handlers (before the shim's) that allocate and map,
- * as other libraries' handlers may. */
+ * as other libraries' handlers may.
+ *
+ * With LIBSTACK_FILL_MS=N its constructor also maps 16 MiB and starts a
+ * thread that, N ms later, writes it page by page from the front: a
+ * mapping made before the shim's constructor and filled after it. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static unsigned long n_mmap, n_malloc;
@@ -82,9 +87,30 @@ static void fork_handler(void)
 		munmap(m, 1 << 20);
 }
 
+static char *fill_map;
+static long fill_ms;
+
+static void *filler(void *arg)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), i;
+	struct timespec ts = { fill_ms / 1000, (fill_ms % 1000) * 1000000 };
+	(void)arg;
+	nanosleep(&ts, NULL);
+	for (i = 0; i < (16u << 20); i += pg)
+		fill_map[i] = 1;
+	return NULL;
+}
+
 __attribute__((constructor)) static void early_calls(void)
 {
+	const char *f = getenv("LIBSTACK_FILL_MS");
 	pthread_atfork(fork_handler, fork_handler, fork_handler);
+	if (f && (fill_ms = atol(f)) > 0) {
+		pthread_t t;
+		fill_map = mmap(NULL, 16u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (fill_map != MAP_FAILED && pthread_create(&t, NULL, filler, NULL) == 0)
+			pthread_detach(t);
+	}
 	char *m = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *b = malloc(4 << 20);
 	early_map_res = m == MAP_FAILED ? 0 : resident(m, 4 << 20);
