@@ -957,52 +957,17 @@ static void front_found(struct watch *w, uint64_t now)
 	w->rate = w->small_ns >= 1000000 ? w->small_bytes / (w->small_ns / 1000000) : w->small_bytes;
 }
 
-/* After advising: the program's own fill rate with huge pages against the
- * one before; if it is slower, the advice is taken back. */
-static void huge_judged(struct watch *w, uint64_t now)
+/* The program's own fill rate with huge pages since the mark against the
+ * one before the advice; if it is slower, the advice is taken back.  Then
+ * the mark moves on.  `again`: a judgement after the first (what
+ * PREFAULT_TEST_HUGE=huge-then-small makes a loss). */
+static void huge_judge(struct watch *w, uint64_t now, int again)
 {
 	struct asite *s = &sites[w->site];
 	uint64_t hb = w->front - w->f_mark, hns = now - w->t_mark;
 	int won = (unsigned __int128)hns * w->small_bytes <= (unsigned __int128)w->small_ns * hb;
 	if (pool_test_huge)
-		won = pool_test_huge > 0;
-	if (s->rule >= 0)
-		stats_count_check(&g_stats.rules[s->rule], w->small_ns, w->small_bytes / page_size, hns, hb / page_size, won);
-	if (won && hns >= 1000000)
-		w->rate = hb / (hns / 1000000);
-	if (!won) {
-		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
-		w->huge_kept = 0;
-	} else {
-		__atomic_add_fetch(&s->saved_pages, hb / page_size, __ATOMIC_RELAXED);
-	}
-	w->t_mark = now; /* (from here, rejudged) */
-	w->f_mark = w->front;
-	w->phase = WP_AHEAD;
-}
-
-/* Kept huge pages are judged again every REJUDGE bytes of the front, the
- * same way: one span's win says little about the next where a huge page
- * can be cheap or dear by whether the host still backs it (a guest that
- * reports free 2 MiB blocks to its host: sort's buffer with huge pages ran
- * 1.4x faster or 1.6x slower from one run to the next, BENCHMARKS.md, issue
- * 21).  A span with a stall in it is not judged: the program was not
- * filling. */
-static void huge_rejudged(struct watch *w, uint64_t now)
-{
-	struct asite *s = &sites[w->site];
-	uint64_t hb = w->front - w->f_mark, hns = now - w->t_mark;
-	int won;
-	if (w->t_moved != now && now - w->t_moved > STALL_NS) {
-		w->t_mark = now;
-		w->f_mark = w->front;
-		return;
-	}
-	if (hb < REJUDGE)
-		return;
-	won = (unsigned __int128)hns * w->small_bytes <= (unsigned __int128)w->small_ns * hb;
-	if (pool_test_huge)
-		won = pool_test_huge == 1;
+		won = again ? pool_test_huge == 1 : pool_test_huge > 0;
 	if (s->rule >= 0)
 		stats_count_check(&g_stats.rules[s->rule], w->small_ns, w->small_bytes / page_size, hns, hb / page_size, won);
 	if (won) {
@@ -1015,6 +980,23 @@ static void huge_rejudged(struct watch *w, uint64_t now)
 	}
 	w->t_mark = now;
 	w->f_mark = w->front;
+}
+
+/* Kept huge pages are judged again every REJUDGE bytes of the front, the
+ * same way: one span's win says little about the next where a huge page
+ * can be cheap or dear by whether the host still backs it (a guest that
+ * reports free 2 MiB blocks to its host: sort's buffer with huge pages ran
+ * 1.4x faster or 1.6x slower from one run to the next, BENCHMARKS.md, issue
+ * 21).  A span with a stall in it is not judged: the program was not
+ * filling. */
+static void huge_rejudge(struct watch *w, uint64_t now)
+{
+	if (w->t_moved != now && now - w->t_moved > STALL_NS) {
+		w->t_mark = now;
+		w->f_mark = w->front;
+	} else if (w->front - w->f_mark >= REJUDGE) {
+		huge_judge(w, now, 1);
+	}
 }
 
 /* One look at a watched mapping (busy: a change to it waits for us). */
@@ -1080,12 +1062,13 @@ static void poll_one(struct watch *w, uint64_t now)
 				w->phase = WP_AHEAD; /* stopped: the advice stays, unjudged */
 			}
 		} else if (w->front - w->f_mark >= 2 * HPAGE_SIZE || w->front == w->end || now - w->t_moved > STALL_NS) {
-			huge_judged(w, now);
+			huge_judge(w, now, 0);
+			w->phase = WP_AHEAD;
 		}
 		break;
 	case WP_AHEAD:
 		if (w->advised && w->huge_kept && w->marked)
-			huge_rejudged(w, now);
+			huge_rejudge(w, now);
 		lead(w, now);
 		if (w->front >= w->end) {
 			front_release(w->held);
