@@ -147,7 +147,7 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 
 @test "a buffer filled from the front: the learner helps while it fills (huge pages, populated ahead), and says when the first touch came" {
 	needs_plain_runtime
-	grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled || skip "THP is not in madvise mode here"
+	needs_thp_madvise
 	for how in mmap malloc; do
 		plain=$(kv fill_faults "$("$AP" fill 64M 0 $how)")
 		# huge pages won the check: the program's own faults are huge ones
@@ -176,7 +176,7 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 
 @test "huge pages the learner kept for a buffer are judged again as it fills, and the advice is taken back when they lose" {
 	needs_plain_runtime
-	grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled || skip "THP is not in madvise mode here"
+	needs_thp_madvise
 	# huge pages win every judgement: they stay to the end
 	REPORT="$BATS_TEST_TMPDIR/h.txt" PREFAULT_TEST_HUGE=huge run --separate-stderr shimmed auto "$AP" fill 256M 0 mmap
 	huge=$(kv fill_faults "$output")
@@ -196,7 +196,7 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 
 @test "hugepage_check = yes: a hugepage rule measures its first chunk both ways and keeps the faster" {
 	needs_plain_runtime
-	grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled || skip "THP is not in madvise mode here"
+	needs_thp_madvise
 	pol=$(policy hc <<<$'[global]\nbudget = 1G\n[rule big]\ncall = mmap\nsize = >=8M\naction = hugepage populate\nhugepage_check = yes')
 	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$PROBE" alloc mmap 16M
 	[ "$status" -eq 0 ]
@@ -242,7 +242,7 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 # program made another; the constructor now starts it (auto_kick).
 @test "a mapping made before the shim's constructor and filled after it: the learner's watcher sees it fill" {
 	needs_plain_runtime
-	grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled || skip "THP is not in madvise mode here"
+	needs_thp_madvise
 	# libstack, preloaded after the shim, runs its constructor first: it maps
 	# 16 MiB there, and a thread of its writes it from the front 100 ms later
 	REPORT="$BATS_TEST_TMPDIR/r.txt" LIBSTACK_FILL_MS=100 LD_PRELOAD="$STACKLIB" run --separate-stderr shimmed auto sleep 0.5

@@ -12,7 +12,7 @@ HPAGE=$(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_size 2>/dev/null || ec
 pmd_thp() {
 	local d=/sys/kernel/mm/transparent_hugepage top per
 	[ "$HPAGE" -gt 0 ] || return 1
-	top=$(sed 's/.*\[\(.*\)\].*/\1/' "$d/enabled" 2>/dev/null) || return 1
+	top=$(thp_mode) && [ -n "$top" ] || return 1
 	per=$(sed 's/.*\[\(.*\)\].*/\1/' "$d/hugepages-$((HPAGE >> 10))kB/enabled" 2>/dev/null || echo inherit)
 	[ "$per" = inherit ] && per=$top
 	[ "$per" = always ] || [ "$per" = madvise ]

@@ -19,6 +19,7 @@ PY=/usr/bin/python3
 # Files about huge pages unset this (they need THP; what they count is huge
 # pages).
 thp_mode() { sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null; }
+needs_thp_madvise() { [ "$(thp_mode)" = madvise ] || skip "THP is not in madvise mode here"; }
 export PFPROBE_SMALL_PAGES=1
 
 # Sanitized builds (make test-sanitize): the sanitizer's runtime must be
