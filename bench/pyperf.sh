@@ -95,7 +95,7 @@ bench_cmd() {
 # has the policy and has matched the arena rule.
 mkdir "$T/rep"
 # shellcheck disable=SC2046,SC2086
-env -i PATH=/usr/local/bin:/usr/bin:/bin $BASE LD_PRELOAD="$SHIM" PREFAULT_POLICY="$POL" PREFAULT_REPORT="$T/rep/%p.json" \
+env -i $SIDE_PATH $BASE LD_PRELOAD="$SHIM" PREFAULT_POLICY="$POL" PREFAULT_REPORT="$T/rep/%p.json" \
 	"$PY" $(bench_cmd json_dumps) --copy-env -p 1 -n 1 -w 0 -l 1 -o "$T/check.json" >/dev/null
 if ! "$PY" - "$T/rep" <<'C'; then
 import glob, json, sys

@@ -23,6 +23,7 @@
 # times here by several percent (README, trial).  PREFAULT_REPORT=none.
 
 THP=/sys/kernel/mm/transparent_hugepage/enabled
+SIDE_PATH=PATH=/usr/local/bin:/usr/bin:/bin # every side's, and nothing else of ours
 THP_WAS=
 restore_thp() {
 	[ -z "$THP_WAS" ] || echo "$THP_WAS" >"$THP"
@@ -49,7 +50,7 @@ run_side() { # run_side SIDE CMD...: CMD with the side's environment and nothing
 		echo always >"$THP"
 	fi
 	# shellcheck disable=SC2046,SC2086 # one word each
-	env -i PATH=/usr/local/bin:/usr/bin:/bin $BASE $(side_env "$s") $PIN "$@" || rc=$?
+	env -i $SIDE_PATH $BASE $(side_env "$s") $PIN "$@" || rc=$?
 	restore_thp
 	return ${rc:-0}
 }
