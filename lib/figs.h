@@ -68,7 +68,8 @@ enum { FS_ALL, FS_RULE };
 	X(hc_small_pages, "hugepage_check.small_pages", FK_SUM, FS_RULE)                     \
 	X(hc_small_ns, "hugepage_check.small_s", FK_NS, FS_RULE)                             \
 	X(hc_huge_pages, "hugepage_check.huge_pages", FK_SUM, FS_RULE)                       \
-	X(hc_huge_ns, "hugepage_check.huge_s", FK_NS, FS_RULE)
+	X(hc_huge_ns, "hugepage_check.huge_s", FK_NS, FS_RULE)                               \
+	X(hc_unjudged, "hugepage_check.unjudged", FK_SUM, FS_RULE)
 
 /* Why a matched request got less than its rule asked for: the skip_ figures
  * above, in this order (the shim counts them by index). */

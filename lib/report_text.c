@@ -174,6 +174,11 @@ void rt_rule(struct sbuf *sb, const char *name, const char *suffix, const struct
 		sb_str(sb, " of ");
 		sb_u64(sb, r->hc_checks);
 	}
+	if (r->hc_unjudged) {
+		sb_str(sb, "; huge pages taken back with no room to judge them ");
+		sb_u64(sb, r->hc_unjudged);
+		sb_str(sb, r->hc_unjudged == 1 ? " time" : " times");
+	}
 	if (r->small_fallbacks) {
 		sb_str(sb, "; small pages instead of huge ");
 		sb_u64(sb, r->small_fallbacks);

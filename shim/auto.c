@@ -29,7 +29,9 @@
  *    mapping itself rather than from the site's earlier ones (a buffer
  *    mapped once): huge pages are advised over it where THP can be had, the
  *    program's own fill rate measured before and after, the faster kept
- *    (and judged again every 16 MiB of the front while huge pages stay);
+ *    (and judged again every 16 MiB of the front while huge pages stay;
+ *    where the program fills from the end down too, that end is judged by
+ *    a pair of populates, small and huge, at the same moment);
  *    and the worker populates a window ahead of the program (what it fills
  *    in 30 ms), as far as the budget allows.  The site gets a rule for its
  *    next mappings: populate, or background where the first touch came
@@ -141,6 +143,11 @@ struct watch {
 	uint64_t rate;          /* the program's fill rate, bytes a ms */
 	int advised, huge_kept, marked;
 	uintptr_t adv_lo, adv_hi; /* what advice covers: the mapping, or the block's whole pages */
+	uintptr_t back;         /* [back, end) touched in a row from the end down */
+	uintptr_t b_mark;       /* the back at the last judgement */
+	uint64_t t_bmoved;      /* the back last moved */
+	uint32_t b_judged;      /* judgements of the back */
+	uintptr_t pair_lo, pair_hi; /* the last one's pages, charged until the program reaches them */
 	uintptr_t ahead;        /* a window queued for the worker ends here */
 	uint64_t window;        /* its length, charged until the program goes through it */
 	uint64_t held;          /* charged to the budget */
@@ -789,6 +796,7 @@ void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t siz
 		w->start = start;
 		w->end = start + len;
 		w->front = start;
+		w->back = w->b_mark = w->end;
 		/* A block: its pages header and all, so that glibc's own mapping of
 		 * it is never split in two (its mremap would then fail). */
 		w->adv_lo = key ? PAGE_DOWN((uintptr_t)key) : start;
@@ -869,6 +877,33 @@ static long advance_front(struct watch *w)
 			break;
 	}
 	return first < 0 ? 0 : first;
+}
+
+/* The back of w: [back, end) touched in a row, from mincore of what lies
+ * below it, down to the front or the window ahead of it (up to 64 MiB a
+ * poll).  A buffer filled from both ends (sort: its text from the start,
+ * its line table from the end down) grows here too.  Returns -1 if the
+ * range is gone, else 0. */
+static int advance_back(struct watch *w)
+{
+	unsigned char vec[256];
+	uintptr_t floor = w->ahead > w->front ? w->ahead : w->front;
+	int win;
+	for (win = 0; win < 64 && w->back > floor; win++) {
+		size_t pages = (w->back - floor) / page_size, run;
+		if (pages > sizeof vec)
+			pages = sizeof vec;
+		if (!pages)
+			break;
+		if (sys_mincore((void *)(w->back - pages * page_size), pages * page_size, vec) != 0)
+			return -1;
+		for (run = 0; run < pages && (vec[pages - 1 - run] & 1); run++)
+			;
+		w->back -= run * page_size;
+		if (run < pages)
+			break;
+	}
+	return 0;
 }
 
 /* The worker populates a window ahead of the program's front: what the
@@ -999,11 +1034,82 @@ static void huge_rejudge(struct watch *w, uint64_t now)
 	}
 }
 
+/* The back, where a buffer is filled from both ends (sort: its text from
+ * the start, its line table, larger, from the end down), is judged too:
+ * its first 4 MiB, then every REJUDGE.  Not by the program's fill rate:
+ * there is none with small pages to set against it.  By a pair of
+ * populates (pool_huge_check, again: small pages, then one huge page, at
+ * the same moment) on the next pages the program fills there, one huge
+ * page clear of its edge, charged to the budget until it gets there.  No
+ * room (in the budget, or above the front, or the last pair not reached):
+ * tried again at the next look; twice that much filled unjudged, the
+ * advice is taken back (huge pages are kept only where they were seen to
+ * win). */
+static void back_judge(struct watch *w, uint64_t now)
+{
+	struct asite *s = &sites[w->site];
+	uintptr_t floor = w->ahead > w->front ? w->ahead : w->front, top = w->back & ~(uintptr_t)(HPAGE_SIZE - 1), lo;
+	uint64_t grown = w->b_mark - w->back, every = w->b_judged ? REJUDGE : 2 * HPAGE_SIZE;
+	struct hcheck h;
+	struct meter m;
+	struct faults f;
+	if (grown < every)
+		return;
+	if (w->pair_hi || top < floor + 4 * HPAGE_SIZE || !front_reserve(2 * HPAGE_SIZE, now)) {
+		if (grown >= 2 * every) {
+			sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
+			w->huge_kept = 0;
+			if (s->rule >= 0)
+				st_add(&g_stats.rules[s->rule].hc_unjudged, 1);
+		}
+		return;
+	}
+	lo = top - 3 * HPAGE_SIZE;
+	meter_start(&m, 1);
+	pool_huge_check(lo, lo + 2 * HPAGE_SIZE, w->adv_lo, w->adv_hi, MADV_POPULATE_WRITE, 1, &h);
+	meter_read(&m, &f, NULL);
+	w->b_mark = w->back;
+	w->b_judged++;
+	w->held += 2 * HPAGE_SIZE;
+	w->pair_lo = lo;
+	w->pair_hi = lo + 2 * HPAGE_SIZE;
+	if (s->rule >= 0) {
+		struct figs_rule *rs = &g_stats.rules[s->rule];
+		stats_prefault_faults(rs, f.minor, f.major);
+		stats_count_check(rs, h.small_ns, h.small_pages, h.huge_ns, h.huge_pages, h.huge);
+		stats_count_huge(rs, (h.small_pages + h.huge_pages) * page_size, f.minor);
+		st_add(&rs->prefaulted_bytes, 2 * HPAGE_SIZE);
+	}
+	if (h.huge)
+		__atomic_add_fetch(&s->saved_pages, grown / page_size, __ATOMIC_RELAXED);
+	else
+		w->huge_kept = 0; /* (pool_huge_check took the advice back) */
+}
+
+/* The back of a watch with huge pages advised: moved on, and a judgement's
+ * pages given to the program once it has reached them.  -1: gone. */
+static int back_moves(struct watch *w, uint64_t now)
+{
+	uintptr_t before = w->back;
+	if (advance_back(w) < 0)
+		return -1;
+	if (w->back != before)
+		w->t_bmoved = now;
+	if (w->pair_hi && (w->front >= w->pair_hi || w->back <= w->pair_lo)) {
+		front_release(2 * HPAGE_SIZE);
+		w->held -= 2 * HPAGE_SIZE;
+		w->pair_lo = w->pair_hi = 0;
+	}
+	back_judge(w, now);
+	return 0;
+}
+
 /* One look at a watched mapping (busy: a change to it waits for us). */
 static void poll_one(struct watch *w, uint64_t now)
 {
 	struct asite *s = &sites[w->site];
 	uintptr_t before = w->front;
+	uint64_t moved;
 	long first = w->ahead > w->front ? window_passed(w) : advance_front(w);
 	if (first < 0) { /* gone (the unmap is on its way) */
 		w->live = 0;
@@ -1011,6 +1117,10 @@ static void poll_one(struct watch *w, uint64_t now)
 	}
 	if (w->front != before)
 		w->t_moved = now;
+	if (w->advised && w->huge_kept && (w->phase == WP_HUGE || w->phase == WP_AHEAD) && back_moves(w, now) < 0) {
+		w->live = 0;
+		return;
+	}
 	switch (w->phase) {
 	case WP_WAIT:
 		if (w->front == w->start && !first) {
@@ -1070,14 +1180,15 @@ static void poll_one(struct watch *w, uint64_t now)
 		if (w->advised && w->huge_kept && w->marked)
 			huge_rejudge(w, now);
 		lead(w, now);
-		if (w->front >= w->end) {
+		if (w->front >= w->back) {
 			front_release(w->held);
 			w->held = 0;
 			w->live = 0;
 		}
 		/* (a program that stopped filling is looked at less and less) */
-		w->period = now - w->t_moved > 8 * STALL_NS ? 1000 * POLL_MIN_NS :
-		            now - w->t_moved > STALL_NS ? 8 * POLL_MAX_NS : POLL_MIN_NS;
+		moved = w->t_bmoved > w->t_moved ? w->t_bmoved : w->t_moved;
+		w->period = now - moved > 8 * STALL_NS ? 1000 * POLL_MIN_NS :
+		            now - moved > STALL_NS ? 8 * POLL_MAX_NS : POLL_MIN_NS;
 		break;
 	}
 	w->t_prev = now;

@@ -141,13 +141,16 @@ void pool_warm(unsigned threads)
 
 int pool_test_huge;
 
-uintptr_t pool_huge_check(uintptr_t s, uintptr_t e, uintptr_t adv_lo, uintptr_t adv_hi, int advice, struct hcheck *h)
+uintptr_t pool_huge_check(uintptr_t s, uintptr_t e, uintptr_t adv_lo, uintptr_t adv_hi, int advice, int again,
+                          struct hcheck *h)
 {
 	uintptr_t a = ((s + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1)) + HPAGE_SIZE;
 	uint64_t t0, t1, t2;
 	memset(h, 0, sizeof *h);
 	if (a < s || e < a + HPAGE_SIZE || e < s)
 		return s;
+	if (again)
+		sys_madvise((void *)adv_lo, adv_hi - adv_lo, MADV_NOHUGEPAGE);
 	t0 = os_now_ns();
 	sys_madvise((void *)s, a - s, advice);
 	t1 = os_now_ns();
@@ -161,7 +164,7 @@ uintptr_t pool_huge_check(uintptr_t s, uintptr_t e, uintptr_t adv_lo, uintptr_t 
 	/* ns a page, compared as cross products */
 	h->huge = (unsigned __int128)h->huge_ns * h->small_pages <= (unsigned __int128)h->small_ns * h->huge_pages;
 	if (pool_test_huge)
-		h->huge = pool_test_huge > 0;
+		h->huge = again ? pool_test_huge == 1 : pool_test_huge > 0;
 	if (!h->huge)
 		sys_madvise((void *)adv_lo, adv_hi - adv_lo, MADV_NOHUGEPAGE);
 	return a + HPAGE_SIZE;

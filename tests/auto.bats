@@ -194,6 +194,38 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 	[ "$later" -ge $((huge + 16384)) ]
 }
 
+@test "a buffer filled from both ends: the learner judges the huge pages at the end too, and takes them back when they lose" {
+	needs_plain_runtime
+	needs_thp_madvise
+	# 16 MiB from the front (huge pages advised over the buffer, judged
+	# there), then 64 MiB from the end down, as sort fills its line table.
+	# The budget is the program's peak, so a judgement always has room.
+	REPORT="$BATS_TEST_TMPDIR/h.txt" PREFAULT_TEST_HUGE=huge PREFAULT_AUTO_BUDGET=100% run --separate-stderr \
+		shimmed auto "$AP" ends 256M 16M 64M 10
+	huge=$(kv back_faults "$output")
+	cat "$BATS_TEST_TMPDIR/h.txt"
+	# huge pages win every judgement: the end is judged (a check at its
+	# first 4 MiB, then every 16 MiB) and gets huge pages
+	grep -Eq 'hugepage_check ([3-9]|[1-9][0-9]+) times: .*: huge kept ([0-9]+) of \1' "$BATS_TEST_TMPDIR/h.txt"
+	# they win at the front and lose at the end: the rest of the end comes
+	# in small pages, where before the end was never judged
+	REPORT="$BATS_TEST_TMPDIR/s.txt" PREFAULT_TEST_HUGE=huge-then-small PREFAULT_AUTO_BUDGET=100% run --separate-stderr \
+		shimmed auto "$AP" ends 256M 16M 64M 10
+	later=$(kv back_faults "$output")
+	cat "$BATS_TEST_TMPDIR/s.txt"
+	echo "faults filling 64 MiB from the end: $huge with huge pages kept, $later with them taken back"
+	grep -Eq 'hugepage_check 2 times: .*: huge kept 1 of 2' "$BATS_TEST_TMPDIR/s.txt"
+	[ "$huge" -le 256 ]
+	[ "$later" -ge 8192 ]
+	# no room to judge the end (a budget of 2 MiB, all of it the advice's
+	# own huge page): huge pages there are not kept, and the report says so
+	REPORT="$BATS_TEST_TMPDIR/n.txt" PREFAULT_TEST_HUGE=huge PREFAULT_AUTO_BUDGET=2M run --separate-stderr \
+		shimmed auto "$AP" ends 256M 16M 64M 10
+	cat "$BATS_TEST_TMPDIR/n.txt"
+	[ "$(kv back_faults "$output")" -ge 8192 ]
+	grep -q 'huge pages taken back with no room to judge them 1 time' "$BATS_TEST_TMPDIR/n.txt"
+}
+
 @test "hugepage_check = yes: a hugepage rule measures its first chunk both ways and keeps the faster" {
 	needs_plain_runtime
 	needs_thp_madvise

@@ -23,6 +23,11 @@
  *   fill SIZE MS [malloc]  map SIZE (or malloc it), work MS ms, then write
  *                       every page from the front; fill_faults= this
  *                       thread's faults in the fill
+ *   ends SIZE FRONT BACK US  map SIZE, write FRONT bytes from the front,
+ *                       then BACK bytes from the end down, one page every
+ *                       US microseconds (as sort fills its buffer: text
+ *                       first, its line table from the end); back_faults=
+ *                       this thread's faults in the back
  *
  * Sizes take K, M, G suffixes.
  */
@@ -146,8 +151,21 @@ int main(int argc, char **argv)
 		f = faults_of(RUSAGE_THREAD);
 		write_pages(p, size, 1);
 		printf("fill_faults=%ld\n", faults_of(RUSAGE_THREAD) - f);
+	} else if (argc >= 6 && !strcmp(argv[1], "ends")) {
+		size_t size = parse_size(argv[2]), front = parse_size(argv[3]), back = parse_size(argv[4]), i;
+		double us = atof(argv[5]) / 1000, t;
+		char *p = probe_map(size);
+		long f;
+		write_pages(p, front, 1);
+		f = faults_of(RUSAGE_THREAD);
+		for (i = pg; i <= back; i += pg) {
+			p[size - i] = 1;
+			for (t = now_ms(); now_ms() < t + us;)
+				;
+		}
+		printf("back_faults=%ld\n", faults_of(RUSAGE_THREAD) - f);
 	} else {
-		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill ... (see autoprobe.c)\n");
+		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends ... (see autoprobe.c)\n");
 		return 2;
 	}
 	return 0;
