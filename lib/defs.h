@@ -4,10 +4,6 @@
 
 #define PF_VERSION "0.2.0"
 
-/* The PMD size on x86-64 and arm64 with 4 KiB pages: what a transparent
- * huge page covers, and so the alignment `hugepage` places mappings on. */
-#define HPAGE_SIZE (2ul << 20)
-
 /* recycle_max when a rule does not say: the most a rule keeps for reuse. */
 #define RECYCLE_MAX_DEFAULT (64ull << 20)
 

@@ -17,8 +17,8 @@
  *  - Density.  At the unmap or free, mincore says how much the program
  *    touched (a site's first 4, then every 16th: one to eight calls each).
  *    Three that came back 90% touched or more: `populate`, with huge pages
- *    from 4 MiB where THP can be had, the first chunk measured both ways
- *    and the faster kept (hugepage_check).  Under 25%: left alone, and said.
+ *    from two huge pages up where THP can be had, the first chunk measured
+ *    both ways and the faster kept (hugepage_check).  Under 25%: left alone, and said.
  *  - First touch.  A mapping of 4 MiB or more is also watched by a helper
  *    thread, with mincore of its front every 1 to 4 ms: when the program
  *    first touched it, and whether it fills it from the front.  A dense site
@@ -84,7 +84,7 @@
 #define NEED_MEASURED 3
 #define PROBE_FIRST 8
 #define PROBE_STEP_MAX 256
-#define HUGE_FROM (4ull << 20)          /* huge pages from here (two chunks to compare) */
+#define HUGE_FROM (2 * hpage_size)      /* huge pages from here (two chunks to compare) */
 #define POOL_FROM (64ull << 20)         /* populate on threads from here */
 #define WATCH_MIN (4ull << 20)
 #define WATCH_MAX 32
@@ -94,7 +94,7 @@
 #define POLL_MIN_NS (1ull * 1000 * 1000)
 #define POLL_MAX_NS (4ull * 1000 * 1000)
 #define FRONT_MIN (256u << 10)
-#define REJUDGE (8 * HPAGE_SIZE)        /* kept huge pages: judged again every so much of the front */
+#define REJUDGE (8 * hpage_size)        /* kept huge pages: judged again every so much of the front */
 #define LEAD_MAX (64ull << 20)
 #define LEAD_NS (30ull * 1000 * 1000)   /* a window: what the program fills in 30 ms */
 #define IDLE_NS (200ull * 1000 * 1000)
@@ -913,18 +913,18 @@ static int advance_back(struct watch *w)
 static void lead(struct watch *w, uint64_t now)
 {
 	struct asite *s = &sites[w->site];
-	uintptr_t from = (w->front + 2 * HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1);
+	uintptr_t from = (w->front + 2 * hpage_size - 1) & ~(uintptr_t)(hpage_size - 1);
 	uint64_t want = w->rate * (LEAD_NS / 1000000);
 	if (s->rule < 0 || from >= w->end || w->ahead > w->front || now - w->t_moved > STALL_NS)
 		return;
-	want = (want < HPAGE_SIZE ? HPAGE_SIZE : want > LEAD_MAX ? LEAD_MAX : want) & ~(uint64_t)(HPAGE_SIZE - 1);
+	want = (want < hpage_size ? hpage_size : want > LEAD_MAX ? LEAD_MAX : want) & ~(uint64_t)(hpage_size - 1);
 	if (want > w->end - from)
 		want = w->end - from;
-	while (want >= HPAGE_SIZE && !front_reserve(want, now))
-		want = (want / 2) & ~(uint64_t)(HPAGE_SIZE - 1);
-	if (want < HPAGE_SIZE && !(want && from + want == w->end && front_reserve(want, now)))
+	while (want >= hpage_size && !front_reserve(want, now))
+		want = (want / 2) & ~(uint64_t)(hpage_size - 1);
+	if (want < hpage_size && !(want && from + want == w->end && front_reserve(want, now)))
 		return;
-	if (worker_enqueue(from, want, s->rule, HPAGE_SIZE, MADV_POPULATE_WRITE, w->huge_kept ? W_HUGE : 0, 0, 0) != 0) {
+	if (worker_enqueue(from, want, s->rule, hpage_size, MADV_POPULATE_WRITE, w->huge_kept ? W_HUGE : 0, 0, 0) != 0) {
 		front_release(want);
 		return;
 	}
@@ -978,9 +978,9 @@ static void front_found(struct watch *w, uint64_t now)
 		w->phase = WP_AHEAD;
 		return;
 	}
-	if (S.thp == THP_MADVISE && w->end - w->front >= 2 * HPAGE_SIZE && front_reserve(HPAGE_SIZE, now)) {
+	if (S.thp == THP_MADVISE && w->end - w->front >= 2 * hpage_size && front_reserve(hpage_size, now)) {
 		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_HUGEPAGE);
-		w->held += HPAGE_SIZE;
+		w->held += hpage_size;
 		w->advised = w->huge_kept = 1;
 		w->phase = WP_HUGE;
 	} else {
@@ -1036,8 +1036,8 @@ static void huge_rejudge(struct watch *w, uint64_t now)
 
 /* The back, where a buffer is filled from both ends (sort: its text from
  * the start, its line table, larger, from the end down), is judged too:
- * its first 4 MiB, then every REJUDGE.  Not by the program's fill rate:
- * there is none with small pages to set against it.  By a pair of
+ * its first two huge pages, then every REJUDGE.  Not by the program's fill
+ * rate: there is none with small pages to set against it.  By a pair of
  * populates (pool_huge_check, again: small pages, then one huge page, at
  * the same moment) on the next pages the program fills there, one huge
  * page clear of its edge, charged to the budget until it gets there.  No
@@ -1048,14 +1048,14 @@ static void huge_rejudge(struct watch *w, uint64_t now)
 static void back_judge(struct watch *w, uint64_t now)
 {
 	struct asite *s = &sites[w->site];
-	uintptr_t floor = w->ahead > w->front ? w->ahead : w->front, top = w->back & ~(uintptr_t)(HPAGE_SIZE - 1), lo;
-	uint64_t grown = w->b_mark - w->back, every = w->b_judged ? REJUDGE : 2 * HPAGE_SIZE;
+	uintptr_t floor = w->ahead > w->front ? w->ahead : w->front, top = w->back & ~(uintptr_t)(hpage_size - 1), lo;
+	uint64_t grown = w->b_mark - w->back, every = w->b_judged ? REJUDGE : 2 * hpage_size;
 	struct hcheck h;
 	struct meter m;
 	struct faults f;
 	if (grown < every)
 		return;
-	if (w->pair_hi || top < floor + 4 * HPAGE_SIZE || !front_reserve(2 * HPAGE_SIZE, now)) {
+	if (w->pair_hi || top < floor + 4 * hpage_size || !front_reserve(2 * hpage_size, now)) {
 		if (grown >= 2 * every) {
 			sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
 			w->huge_kept = 0;
@@ -1064,21 +1064,21 @@ static void back_judge(struct watch *w, uint64_t now)
 		}
 		return;
 	}
-	lo = top - 3 * HPAGE_SIZE;
+	lo = top - 3 * hpage_size;
 	meter_start(&m, 1);
-	pool_huge_check(lo, lo + 2 * HPAGE_SIZE, w->adv_lo, w->adv_hi, MADV_POPULATE_WRITE, 1, &h);
+	pool_huge_check(lo, lo + 2 * hpage_size, w->adv_lo, w->adv_hi, MADV_POPULATE_WRITE, 1, &h);
 	meter_read(&m, &f, NULL);
 	w->b_mark = w->back;
 	w->b_judged++;
-	w->held += 2 * HPAGE_SIZE;
+	w->held += 2 * hpage_size;
 	w->pair_lo = lo;
-	w->pair_hi = lo + 2 * HPAGE_SIZE;
+	w->pair_hi = lo + 2 * hpage_size;
 	if (s->rule >= 0) {
 		struct figs_rule *rs = &g_stats.rules[s->rule];
 		stats_prefault_faults(rs, f.minor, f.major);
 		stats_count_check(rs, h.small_ns, h.small_pages, h.huge_ns, h.huge_pages, h.huge);
 		stats_count_huge(rs, (h.small_pages + h.huge_pages) * page_size, f.minor);
-		st_add(&rs->prefaulted_bytes, 2 * HPAGE_SIZE);
+		st_add(&rs->prefaulted_bytes, 2 * hpage_size);
 	}
 	if (h.huge)
 		__atomic_add_fetch(&s->saved_pages, grown / page_size, __ATOMIC_RELAXED);
@@ -1096,8 +1096,8 @@ static int back_moves(struct watch *w, uint64_t now)
 	if (w->back != before)
 		w->t_bmoved = now;
 	if (w->pair_hi && (w->front >= w->pair_hi || w->back <= w->pair_lo)) {
-		front_release(2 * HPAGE_SIZE);
-		w->held -= 2 * HPAGE_SIZE;
+		front_release(2 * hpage_size);
+		w->held -= 2 * hpage_size;
 		w->pair_lo = w->pair_hi = 0;
 	}
 	back_judge(w, now);
@@ -1164,14 +1164,14 @@ static void poll_one(struct watch *w, uint64_t now)
 		 * advice (the huge page the front was in has small pages already),
 		 * over two huge pages. */
 		if (!w->marked) {
-			if (w->front >= ((w->f_mark + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1))) {
+			if (w->front >= ((w->f_mark + hpage_size - 1) & ~(uintptr_t)(hpage_size - 1))) {
 				w->marked = 1;
 				w->t_mark = now;
 				w->f_mark = w->front;
 			} else if (now - w->t_moved > STALL_NS) {
 				w->phase = WP_AHEAD; /* stopped: the advice stays, unjudged */
 			}
-		} else if (w->front - w->f_mark >= 2 * HPAGE_SIZE || w->front == w->end || now - w->t_moved > STALL_NS) {
+		} else if (w->front - w->f_mark >= 2 * hpage_size || w->front == w->end || now - w->t_moved > STALL_NS) {
 			huge_judge(w, now, 0);
 			w->phase = WP_AHEAD;
 		}

@@ -94,7 +94,7 @@ void carve_setup(const struct policy *pol, const struct settings *set)
 /* The huge page size, read at the first request of a carve rule (a process
  * that makes none never reads sysfs): 0 where carving is off, (size_t)-1
  * while another thread is still reading it. */
-static size_t hpage_size(void)
+static size_t carve_hpage(void)
 {
 	int st = __atomic_load_n(&S.hstate, __ATOMIC_ACQUIRE), i;
 	uint64_t h = 0;
@@ -123,7 +123,7 @@ static size_t hpage_size(void)
 
 int carve_fits(int rule, size_t len, int flags)
 {
-	size_t h = hpage_size();
+	size_t h = carve_hpage();
 	if (h && h != (size_t)-1 && len < h && h % len == 0 && !(flags & ~(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)))
 		return 1;
 	st_add(&g_stats.rules[rule].carve_uncarved, 1);

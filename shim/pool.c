@@ -6,7 +6,7 @@
  * to speed up (QEMU's preallocation learned this).  They leave after
  * IDLE_NS without a batch, or when glue_quiesce asks, so an idle process is
  * single-threaded again.  As QEMU does, at most one thread per 64 MiB and
- * never more than the online CPUs.  Slices are cut on 2 MiB boundaries so
+ * never more than the online CPUs.  Slices are cut on huge-page boundaries so
  * huge pages stay whole.  One batch at a time: a second caller arriving
  * meanwhile does its work alone.
  */
@@ -102,7 +102,7 @@ int pool_populate(uintptr_t start, size_t len, int advice, unsigned threads, uin
 	 * old one: it starts from the current generation. */
 	glue_spawn_upto(&S.nhelpers, (int)n - 1, helper_main, (void *)(uintptr_t)__atomic_load_n(&S.go, __ATOMIC_ACQUIRE),
 	                STACK, &S.go);
-	per = (len / n + HPAGE_SIZE - 1) & ~(size_t)(HPAGE_SIZE - 1);
+	per = (len / n + hpage_size - 1) & ~(size_t)(hpage_size - 1);
 	for (i = 0, s = start; i < n && s < start + len; i++, s += per) {
 		S.slices[i].s = s;
 		S.slices[i].e = s + per < start + len ? s + per : start + len;
@@ -144,10 +144,10 @@ int pool_test_huge;
 uintptr_t pool_huge_check(uintptr_t s, uintptr_t e, uintptr_t adv_lo, uintptr_t adv_hi, int advice, int again,
                           struct hcheck *h)
 {
-	uintptr_t a = ((s + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1)) + HPAGE_SIZE;
+	uintptr_t a = ((s + hpage_size - 1) & ~(uintptr_t)(hpage_size - 1)) + hpage_size;
 	uint64_t t0, t1, t2;
 	memset(h, 0, sizeof *h);
-	if (a < s || e < a + HPAGE_SIZE || e < s)
+	if (a < s || e < a + hpage_size || e < s)
 		return s;
 	if (again)
 		sys_madvise((void *)adv_lo, adv_hi - adv_lo, MADV_NOHUGEPAGE);
@@ -155,19 +155,19 @@ uintptr_t pool_huge_check(uintptr_t s, uintptr_t e, uintptr_t adv_lo, uintptr_t 
 	sys_madvise((void *)s, a - s, advice);
 	t1 = os_now_ns();
 	sys_madvise((void *)adv_lo, adv_hi - adv_lo, MADV_HUGEPAGE);
-	sys_madvise((void *)a, HPAGE_SIZE, advice);
+	sys_madvise((void *)a, hpage_size, advice);
 	t2 = os_now_ns();
 	h->small_ns = t1 - t0;
 	h->small_pages = (a - s) / page_size;
 	h->huge_ns = t2 - t1;
-	h->huge_pages = HPAGE_SIZE / page_size;
+	h->huge_pages = hpage_size / page_size;
 	/* ns a page, compared as cross products */
 	h->huge = (unsigned __int128)h->huge_ns * h->small_pages <= (unsigned __int128)h->small_ns * h->huge_pages;
 	if (pool_test_huge)
 		h->huge = again ? pool_test_huge == 1 : pool_test_huge > 0;
 	if (!h->huge)
 		sys_madvise((void *)adv_lo, adv_hi - adv_lo, MADV_NOHUGEPAGE);
-	return a + HPAGE_SIZE;
+	return a + hpage_size;
 }
 
 void pool_atfork(int who)

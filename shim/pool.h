@@ -12,10 +12,10 @@ int pool_populate(uintptr_t start, size_t len, int advice, unsigned threads, uin
 /* The first chunk both ways (a rule's hugepage_check, and the learner):
  * [s, e) lies in a mapping [adv_lo, adv_hi) that nothing has advised yet
  * (`again`: that we advised, and judge anew; the advice is taken back
- * first).  Populate [s, a) with small pages, a the end of the first whole 2 MiB
- * chunk, timed; advise huge pages over the whole mapping (never a part of
+ * first).  Populate [s, a) with small pages, a the end of the first whole huge
+ * page, timed; advise huge pages over the whole mapping (never a part of
  * it: a mapping split in two would make the program's mremap of it fail,
- * where without us it works); populate the next 2 MiB chunk, timed.  The
+ * where without us it works); populate the next huge page, timed.  The
  * faster a page is kept: if small pages won, the advice is taken back
  * (MADV_NOHUGEPAGE: where THP is in madvise mode, what the kernel does by
  * default anyway).  Returns the end of what was populated, or s when [s, e)

@@ -37,7 +37,7 @@ static struct {
 	int program_locks_all; /* the program called mlockall itself */
 	int recyclers; /* the policy has a recycle rule */
 	spin_t plock;
-	int kernel_aligns; /* 2 MiB-multiple anonymous mappings come aligned: 1 yes, -1 no, 0 not seen */
+	int kernel_aligns; /* huge-page-multiple anonymous mappings come aligned: 1 yes, -1 no, 0 not seen */
 } S = { .populate_ok = 1, .thp_ok = 1 };
 /* hugepage_check, per rule: which won when last measured (1 huge pages, -1
  * small, 0 not yet), and the populates since. */
@@ -125,6 +125,7 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 	}
 	if (all & A_HUGEPAGE) {
 		int thp = os_thp_mode();
+		(void)os_thp_pmd_size(); /* hpage_size, the system's, before a rule needs it */
 		S.thp_ok = thp != THP_NONE;
 		S.thp_madvise = thp == THP_MADVISE;
 		if (!S.thp_ok && !auto_on)
@@ -171,7 +172,7 @@ struct plan {
 	int write;             /* populate for writing: private anonymous writable memory */
 	uint64_t charge;       /* reserved before the call (map-populate) */
 	int extra_flags;       /* added to the mmap flags */
-	int align_huge;        /* place the mapping on a 2 MiB boundary */
+	int align_huge;        /* place the mapping on a huge-page boundary */
 	int recyclable;        /* a recycle rule on a plain writable anonymous private request */
 	int carve;             /* ... of a carve rule, that can be carved (carve.c) */
 	size_t recycled_resident; /* pages of a reused region already resident, or ~0 if fresh */
@@ -189,7 +190,7 @@ static void plan_check(struct plan *pl, int rule, const struct request *rq)
 	if (!S.thp_madvise || !S.populate_ok || !(pl->actions & (A_POPULATE | A_BACKGROUND)) || (pl->actions & A_LOCK) ||
 	    !(rq->mk & MK_ANON) || (rq->flags & MAP_HUGETLB))
 		return; /* (with THP always on, or locked: as asked) */
-	if (rq->len >= 3 * HPAGE_SIZE && (!huge_won[rule] || ++huge_since[rule] % HC_EVERY == 0))
+	if (rq->len >= 3 * hpage_size && (!huge_won[rule] || ++huge_since[rule] % HC_EVERY == 0))
 		pl->check = 1;
 	else if (huge_won[rule] < 0)
 		pl->actions &= ~(unsigned)A_HUGEPAGE;
@@ -224,10 +225,10 @@ static void plan_request(const struct request *rq, int rule, struct plan *pl)
 	/* (never under mlockall: a reserve would be locked whole) */
 	pl->carve = pl->recyclable && (pl->actions & A_CARVE) && !S.locked_all &&
 	            carve_fits(rule, PAGE_UP(rq->len), rq->flags);
-	/* Huge pages need a 2 MiB-aligned range: place the mapping ourselves
+	/* Huge pages need a huge-page-aligned range: place the mapping ourselves
 	 * when the program left the address to the kernel (never hugetlbfs:
 	 * its mappings are huge already, and the slack could not be trimmed). */
-	pl->align_huge = (pl->actions & A_HUGEPAGE) && placeable && S.thp_ok && rq->len >= HPAGE_SIZE;
+	pl->align_huge = (pl->actions & A_HUGEPAGE) && placeable && S.thp_ok && rq->len >= hpage_size;
 	if ((pl->actions & A_MAP_POPULATE) && rq->call == CALL_MMAP && !(rq->pk & PK_NONE)) {
 		if (!budget_reserve(rq->len)) {
 			st_add(&g_stats.rules[rule].skip_budget, 1);
@@ -500,9 +501,9 @@ static void step_account(struct act *x)
 	}
 	st_add(&x->rs->ns, ns);
 	stats_prefault_faults(x->rs, f.minor, f.major);
-	if ((x->a & A_HUGEPAGE) && x->len >= HPAGE_SIZE && !S.thp_ok && (x->rq->mk & MK_ANON)) {
+	if ((x->a & A_HUGEPAGE) && x->len >= hpage_size && !S.thp_ok && (x->rq->mk & MK_ANON)) {
 		st_add(&x->rs->small_fallbacks, 1);
-	} else if (x->resident && (x->a & A_HUGEPAGE) && x->len >= HPAGE_SIZE && !(x->rq->flags & MAP_HUGETLB) &&
+	} else if (x->resident && (x->a & A_HUGEPAGE) && x->len >= hpage_size && !(x->rq->flags & MAP_HUGETLB) &&
 	           x->checked >= 0) { /* (small pages kept by the check: no fallback) */
 		uint64_t before = st_get(&x->rs->huge_bytes);
 		stats_count_huge(x->rs, x->len, f.minor + x->helper_faults);
@@ -595,7 +596,7 @@ static void *map_plain(__typeof__(mmap) *f, struct plan *pl, void *addr, size_t 
 	return p;
 }
 
-/* The real mmap, placed on a 2 MiB boundary when the plan says so, and
+/* The real mmap, placed on a huge-page boundary when the plan says so, and
  * tried again once after an ENOMEM with the kept regions given back (they
  * count against RLIMIT_AS and overcommit). */
 static void *map_real(enum entry e, struct plan *pl, void *addr, size_t len, int prot, int flags, int fd,
@@ -605,16 +606,16 @@ static void *map_real(enum entry e, struct plan *pl, void *addr, size_t len, int
 	if (!f)
 		return sys_mmap(addr, len, prot, flags, fd, off);
 	if (pl->align_huge) {
-		size_t span = PAGE_UP(len) + HPAGE_SIZE, head;
+		size_t span = PAGE_UP(len) + hpage_size, head;
 		char *q, *a;
 		/* Linux 6.7+ places an anonymous mapping of a 2 MiB multiple on a
-		 * 2 MiB boundary itself, with no holes between neighbours (so they
+		 * huge-page boundary itself, with no holes between neighbours (so they
 		 * still merge: a program that maps thousands of them stays under
 		 * vm.max_map_count).  Take its placement when it is aligned. */
 		int seen = __atomic_load_n(&S.kernel_aligns, __ATOMIC_RELAXED);
-		if (!(len & (HPAGE_SIZE - 1)) && seen >= 0) {
+		if (!(len & (hpage_size - 1)) && seen >= 0) {
 			q = map_plain(f, pl, NULL, len, prot, flags, fd, off);
-			if (q == MAP_FAILED || !((uintptr_t)q & (HPAGE_SIZE - 1))) {
+			if (q == MAP_FAILED || !((uintptr_t)q & (hpage_size - 1))) {
 				if (q != MAP_FAILED && !seen)
 					__atomic_store_n(&S.kernel_aligns, 1, __ATOMIC_RELAXED);
 				return q;
@@ -625,12 +626,12 @@ static void *map_real(enum entry e, struct plan *pl, void *addr, size_t len, int
 		}
 		q = f(NULL, span, prot, flags, fd, off);
 		if (q != MAP_FAILED) {
-			a = (char *)(((uintptr_t)q + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1));
+			a = (char *)(((uintptr_t)q + hpage_size - 1) & ~(uintptr_t)(hpage_size - 1));
 			head = (size_t)(a - q);
 			if (head)
 				sys_munmap(q, head);
-			if (HPAGE_SIZE - head)
-				sys_munmap(a + span - HPAGE_SIZE, HPAGE_SIZE - head);
+			if (hpage_size - head)
+				sys_munmap(a + span - hpage_size, hpage_size - head);
 			return a;
 		} /* no room for the slack: a plain mapping */
 	}
@@ -644,7 +645,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	struct guard g;
 	int rule = -1, lazy, watch = -1;
 	void *p = MAP_FAILED;
-	if (len == 0 || len > SIZE_MAX - 2 * HPAGE_SIZE) { /* the kernel refuses it: nothing to plan */
+	if (len == 0 || len > SIZE_MAX - 2 * hpage_size) { /* the kernel refuses it: nothing to plan */
 		__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
 		return f ? f(addr, len, prot, flags, fd, off) : sys_mmap(addr, len, prot, flags, fd, off);
 	}
@@ -770,7 +771,7 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	int ours;
 	struct guard g = guard_enter();
 	stats_call(E_mremap);
-	if (oldlen > SIZE_MAX - HPAGE_SIZE || newlen > SIZE_MAX - HPAGE_SIZE) { /* the kernel refuses it */
+	if (oldlen > SIZE_MAX - hpage_size || newlen > SIZE_MAX - hpage_size) { /* the kernel refuses it */
 		guard_leave(g);
 		return f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	}
@@ -820,7 +821,7 @@ void pf_claim(void *addr, size_t len, int how)
 {
 	uintptr_t s = PAGE_DOWN((uintptr_t)addr);
 	struct guard g;
-	if (!len || len > SIZE_MAX - HPAGE_SIZE)
+	if (!len || len > SIZE_MAX - hpage_size)
 		return;
 	len = PAGE_UP(len + ((uintptr_t)addr - s));
 	g = guard_enter();
@@ -835,7 +836,7 @@ void pf_claim(void *addr, size_t len, int how)
 void pf_reprotect(void *addr, size_t len)
 {
 	struct guard g;
-	if (len > SIZE_MAX - HPAGE_SIZE)
+	if (len > SIZE_MAX - hpage_size)
 		return;
 	g = guard_enter();
 	/* Populating for write would fail on read-only pages and mean nothing
@@ -1054,7 +1055,7 @@ int pf_madvise(void *addr, size_t len, int advice)
 	uintptr_t ours[PIECES][2], s = PAGE_DOWN((uintptr_t)addr), e;
 	int n = 0, i, rc, drop = advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE;
 	struct guard g;
-	if (len > SIZE_MAX - HPAGE_SIZE) /* the kernel refuses it */
+	if (len > SIZE_MAX - hpage_size) /* the kernel refuses it */
 		return f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
 	e = PAGE_UP((uintptr_t)addr + len);
 	g = guard_enter();
@@ -1287,7 +1288,7 @@ void pf_uffd(void *addr, size_t len, int missing, int minor)
 	uintptr_t s = PAGE_DOWN((uintptr_t)addr), e, got[PIECES][3];
 	struct guard g;
 	int n, i;
-	if (!len || len > SIZE_MAX - HPAGE_SIZE)
+	if (!len || len > SIZE_MAX - hpage_size)
 		return;
 	e = PAGE_UP((uintptr_t)addr + len);
 	g = guard_enter();
@@ -1325,7 +1326,7 @@ void pf_uffd(void *addr, size_t len, int missing, int minor)
 void pf_uffd_unregistered(void *addr, size_t len)
 {
 	struct guard g;
-	if (!len || len > SIZE_MAX - HPAGE_SIZE)
+	if (!len || len > SIZE_MAX - hpage_size)
 		return;
 	g = guard_enter();
 	uffd_gone(PAGE_DOWN((uintptr_t)addr), PAGE_UP((uintptr_t)addr + len));

@@ -226,9 +226,9 @@ void stats_count_huge(struct figs_rule *rs, uint64_t bytes, uint64_t faults)
 {
 	/* h huge and s small pages populated: faults = h + s and
 	 * pages = h * (HPAGE / page) + s, so h = (pages - faults) / (HPAGE / page - 1). */
-	uint64_t pages = bytes / page_size, per = HPAGE_SIZE / page_size;
+	uint64_t pages = bytes / page_size, per = hpage_size / page_size;
 	if (per > 1 && pages > faults)
-		st_add(&rs->huge_bytes, (pages - faults) / (per - 1) * HPAGE_SIZE);
+		st_add(&rs->huge_bytes, (pages - faults) / (per - 1) * hpage_size);
 }
 
 int stats_note(enum note n)

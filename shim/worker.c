@@ -134,7 +134,7 @@ static int claim(struct claim *c)
 	if (c->check) {
 		/* The check: its two chunks at the front, and in flight over the
 		 * whole mapping it advises (a cancel there waits for it). */
-		uintptr_t two = ((j->lo + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1)) + 2 * HPAGE_SIZE;
+		uintptr_t two = ((j->lo + hpage_size - 1) & ~(uintptr_t)(hpage_size - 1)) + 2 * hpage_size;
 		c->s = j->lo;
 		c->e = two <= j->hi ? two : j->hi;
 		c->adv_lo = j->adv_lo;
@@ -144,14 +144,14 @@ static int claim(struct claim *c)
 	} else if (j->backward) {
 		c->e = j->hi;
 		c->s = j->hi - j->lo > j->chunk ? j->hi - j->chunk : j->lo;
-		if (j->huge && (c->s & (HPAGE_SIZE - 1)) && (c->s & ~(uintptr_t)(HPAGE_SIZE - 1)) >= j->lo)
-			c->s &= ~(uintptr_t)(HPAGE_SIZE - 1); /* end on a huge-page boundary */
+		if (j->huge && (c->s & (hpage_size - 1)) && (c->s & ~(uintptr_t)(hpage_size - 1)) >= j->lo)
+			c->s &= ~(uintptr_t)(hpage_size - 1); /* end on a huge-page boundary */
 		j->hi = c->s;
 	} else {
 		c->s = j->lo;
 		c->e = j->hi - j->lo > j->chunk ? j->lo + j->chunk : j->hi;
-		if (j->huge && (c->e & (HPAGE_SIZE - 1)) && ((c->e + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1)) <= j->hi)
-			c->e = (c->e + HPAGE_SIZE - 1) & ~(uintptr_t)(HPAGE_SIZE - 1);
+		if (j->huge && (c->e & (hpage_size - 1)) && ((c->e + hpage_size - 1) & ~(uintptr_t)(hpage_size - 1)) <= j->hi)
+			c->e = (c->e + hpage_size - 1) & ~(uintptr_t)(hpage_size - 1);
 		j->lo = c->e;
 	}
 	for (c->slot = 0; c->slot < INFLIGHT && inflight[c->slot][1]; c->slot++)
@@ -351,8 +351,8 @@ int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advi
 	if (chunk < page_size)
 		chunk = 2 << 20;
 	chunk &= ~(page_size - 1);
-	if (huge && chunk < HPAGE_SIZE) /* smaller, and our own huge page would look like the program's */
-		chunk = HPAGE_SIZE;
+	if (huge && chunk < hpage_size) /* smaller, and our own huge page would look like the program's */
+		chunk = hpage_size;
 	spin_lock(&S.jlock);
 	for (i = 0; i < JOBS && jobs[i].active; i++)
 		;

@@ -242,6 +242,13 @@ int glue_helpers(void);
 /* ---- the page size, from sysconf, set first thing at start-up ---- */
 
 extern size_t page_size;
+/* What one transparent huge page covers (the PMD size), and so the
+ * alignment `hugepage` places mappings on: the system's hpage_pmd_size,
+ * read at start-up where a rule or the learner may want huge pages (os.c).
+ * Until then, and where the kernel does not say, 2 MiB (x86-64's, and
+ * arm64's with 4 KiB pages; 32 MiB with 16 KiB pages, 512 MiB with 64
+ * KiB).  Always a power of two. */
+extern size_t hpage_size;
 #define PAGE_UP(x) (((x) + page_size - 1) & ~(page_size - 1))
 #define PAGE_DOWN(x) ((x) & ~(page_size - 1))
 void glue_init(void);
