@@ -31,7 +31,7 @@
  *    program's own fill rate measured before and after, the faster kept
  *    (and judged again every 16 MiB of the front while huge pages stay;
  *    where the program fills from the end down too, that end is judged by
- *    a pair of populates, small and huge, at the same moment);
+ *    what small and huge pages cost just now, in a scratch mapping);
  *    and the worker populates a window ahead of the program (what it fills
  *    in 30 ms), as far as the budget allows.  The site gets a rule for its
  *    next mappings: populate, or background where the first touch came
@@ -147,7 +147,6 @@ struct watch {
 	uintptr_t b_mark;       /* the back at the last judgement */
 	uint64_t t_bmoved;      /* the back last moved */
 	uint32_t b_judged;      /* judgements of the back */
-	uintptr_t pair_lo, pair_hi; /* the last one's pages, charged until the program reaches them */
 	uintptr_t ahead;        /* a window queued for the worker ends here */
 	uint64_t window;        /* its length, charged until the program goes through it */
 	uint64_t held;          /* charged to the budget */
@@ -915,14 +914,14 @@ static void lead(struct watch *w, uint64_t now)
 	struct asite *s = &sites[w->site];
 	uintptr_t from = (w->front + 2 * hpage_size - 1) & ~(uintptr_t)(hpage_size - 1);
 	uint64_t want = w->rate * (LEAD_NS / 1000000);
-	if (s->rule < 0 || from >= w->end || w->ahead > w->front || now - w->t_moved > STALL_NS)
+	if (s->rule < 0 || from >= w->back || w->ahead > w->front || now - w->t_moved > STALL_NS)
 		return;
 	want = (want < hpage_size ? hpage_size : want > LEAD_MAX ? LEAD_MAX : want) & ~(uint64_t)(hpage_size - 1);
-	if (want > w->end - from)
-		want = w->end - from;
+	if (want > w->back - from) /* (up to what the program filled from the end) */
+		want = w->back - from;
 	while (want >= hpage_size && !front_reserve(want, now))
 		want = (want / 2) & ~(uint64_t)(hpage_size - 1);
-	if (want < hpage_size && !(want && from + want == w->end && front_reserve(want, now)))
+	if (want < hpage_size && !(want && from + want == w->back && front_reserve(want, now)))
 		return;
 	if (worker_enqueue(from, want, s->rule, hpage_size, MADV_POPULATE_WRITE, w->huge_kept ? W_HUGE : 0, 0, 0) != 0) {
 		front_release(want);
@@ -942,8 +941,8 @@ static void lead(struct watch *w, uint64_t now)
 static long window_passed(struct watch *w)
 {
 	unsigned char v;
-	if (w->ahead >= w->end)
-		return 0; /* to the end: held until the mapping goes */
+	if (w->ahead >= w->back)
+		return 0; /* to the end (or the back): held until the mapping goes */
 	if (sys_mincore((void *)w->ahead, page_size, &v) != 0)
 		return -1;
 	if (!(v & 1))
@@ -1036,26 +1035,25 @@ static void huge_rejudge(struct watch *w, uint64_t now)
 
 /* The back, where a buffer is filled from both ends (sort: its text from
  * the start, its line table, larger, from the end down), is judged too:
- * its first two huge pages, then every REJUDGE.  Not by the program's fill
- * rate: there is none with small pages to set against it.  By a pair of
- * populates (pool_huge_check, again: small pages, then one huge page, at
- * the same moment) on the next pages the program fills there, one huge
- * page clear of its edge, charged to the budget until it gets there.  No
- * room (in the budget, or above the front, or the last pair not reached):
- * tried again at the next look; twice that much filled unjudged, the
- * advice is taken back (huge pages are kept only where they were seen to
- * win). */
+ * after two huge pages, then every REJUDGE.  Not by the program's fill
+ * rate: there is none with small pages to set against it.  By what a huge
+ * page and small pages cost just now, in a scratch mapping of our own
+ * (pool_huge_recheck), with room for it under the budget for a moment.
+ * No room: tried again at the next look, and twice that much filled
+ * unjudged, the advice is taken back (huge pages are kept only where they
+ * were seen to win). */
 static void back_judge(struct watch *w, uint64_t now)
 {
 	struct asite *s = &sites[w->site];
-	uintptr_t floor = w->ahead > w->front ? w->ahead : w->front, top = w->back & ~(uintptr_t)(hpage_size - 1), lo;
 	uint64_t grown = w->b_mark - w->back, every = w->b_judged ? REJUDGE : 2 * hpage_size;
+	uint64_t room = hpage_size + hpage_size / 4;
 	struct hcheck h;
 	struct meter m;
 	struct faults f;
+	int r;
 	if (grown < every)
 		return;
-	if (w->pair_hi || top < floor + 4 * hpage_size || !front_reserve(2 * hpage_size, now)) {
+	if (!front_reserve(room, now)) {
 		if (grown >= 2 * every) {
 			sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
 			w->huge_kept = 0;
@@ -1064,44 +1062,24 @@ static void back_judge(struct watch *w, uint64_t now)
 		}
 		return;
 	}
-	lo = top - 3 * hpage_size;
 	meter_start(&m, 1);
-	pool_huge_check(lo, lo + 2 * hpage_size, w->adv_lo, w->adv_hi, MADV_POPULATE_WRITE, 1, &h);
+	r = pool_huge_recheck(&h);
 	meter_read(&m, &f, NULL);
+	front_release(room);
+	if (r != 0)
+		return;
 	w->b_mark = w->back;
 	w->b_judged++;
-	w->held += 2 * hpage_size;
-	w->pair_lo = lo;
-	w->pair_hi = lo + 2 * hpage_size;
 	if (s->rule >= 0) {
-		struct figs_rule *rs = &g_stats.rules[s->rule];
-		stats_prefault_faults(rs, f.minor, f.major);
-		stats_count_check(rs, h.small_ns, h.small_pages, h.huge_ns, h.huge_pages, h.huge);
-		stats_count_huge(rs, (h.small_pages + h.huge_pages) * page_size, f.minor);
-		st_add(&rs->prefaulted_bytes, 2 * hpage_size);
+		stats_prefault_faults(&g_stats.rules[s->rule], f.minor, f.major);
+		stats_count_check(&g_stats.rules[s->rule], h.small_ns, h.small_pages, h.huge_ns, h.huge_pages, h.huge);
 	}
-	if (h.huge)
+	if (h.huge) {
 		__atomic_add_fetch(&s->saved_pages, grown / page_size, __ATOMIC_RELAXED);
-	else
-		w->huge_kept = 0; /* (pool_huge_check took the advice back) */
-}
-
-/* The back of a watch with huge pages advised: moved on, and a judgement's
- * pages given to the program once it has reached them.  -1: gone. */
-static int back_moves(struct watch *w, uint64_t now)
-{
-	uintptr_t before = w->back;
-	if (advance_back(w) < 0)
-		return -1;
-	if (w->back != before)
-		w->t_bmoved = now;
-	if (w->pair_hi && (w->front >= w->pair_hi || w->back <= w->pair_lo)) {
-		front_release(2 * hpage_size);
-		w->held -= 2 * hpage_size;
-		w->pair_lo = w->pair_hi = 0;
+	} else {
+		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
+		w->huge_kept = 0;
 	}
-	back_judge(w, now);
-	return 0;
 }
 
 /* One look at a watched mapping (busy: a change to it waits for us). */
@@ -1117,9 +1095,15 @@ static void poll_one(struct watch *w, uint64_t now)
 	}
 	if (w->front != before)
 		w->t_moved = now;
-	if (w->advised && w->huge_kept && (w->phase == WP_HUGE || w->phase == WP_AHEAD) && back_moves(w, now) < 0) {
-		w->live = 0;
-		return;
+	if (w->advised && w->huge_kept && (w->phase == WP_HUGE || w->phase == WP_AHEAD)) {
+		before = w->back;
+		if (advance_back(w) < 0) {
+			w->live = 0;
+			return;
+		}
+		if (w->back != before)
+			w->t_bmoved = now;
+		back_judge(w, now);
 	}
 	switch (w->phase) {
 	case WP_WAIT:

@@ -141,16 +141,13 @@ void pool_warm(unsigned threads)
 
 int pool_test_huge;
 
-uintptr_t pool_huge_check(uintptr_t s, uintptr_t e, uintptr_t adv_lo, uintptr_t adv_hi, int advice, int again,
-                          struct hcheck *h)
+uintptr_t pool_huge_check(uintptr_t s, uintptr_t e, uintptr_t adv_lo, uintptr_t adv_hi, int advice, struct hcheck *h)
 {
 	uintptr_t a = ((s + hpage_size - 1) & ~(uintptr_t)(hpage_size - 1)) + hpage_size;
 	uint64_t t0, t1, t2;
 	memset(h, 0, sizeof *h);
 	if (a < s || e < a + hpage_size || e < s)
 		return s;
-	if (again)
-		sys_madvise((void *)adv_lo, adv_hi - adv_lo, MADV_NOHUGEPAGE);
 	t0 = os_now_ns();
 	sys_madvise((void *)s, a - s, advice);
 	t1 = os_now_ns();
@@ -164,10 +161,38 @@ uintptr_t pool_huge_check(uintptr_t s, uintptr_t e, uintptr_t adv_lo, uintptr_t 
 	/* ns a page, compared as cross products */
 	h->huge = (unsigned __int128)h->huge_ns * h->small_pages <= (unsigned __int128)h->small_ns * h->huge_pages;
 	if (pool_test_huge)
-		h->huge = again ? pool_test_huge == 1 : pool_test_huge > 0;
+		h->huge = pool_test_huge > 0;
 	if (!h->huge)
 		sys_madvise((void *)adv_lo, adv_hi - adv_lo, MADV_NOHUGEPAGE);
 	return a + hpage_size;
+}
+
+int pool_huge_recheck(struct hcheck *h)
+{
+	size_t small = hpage_size / 4;
+	uintptr_t m = (uintptr_t)sys_mmap(NULL, 2 * hpage_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), a, s;
+	uint64_t t0, t1, t2;
+	memset(h, 0, sizeof *h);
+	if ((void *)m == MAP_FAILED)
+		return -1;
+	a = (m + hpage_size - 1) & ~(uintptr_t)(hpage_size - 1); /* the whole huge page inside */
+	s = a - m >= small ? a - small : a + hpage_size;         /* and small pages beside it */
+	sys_madvise((void *)m, 2 * hpage_size, MADV_NOHUGEPAGE);
+	t0 = os_now_ns();
+	sys_madvise((void *)s, small, MADV_POPULATE_WRITE);
+	t1 = os_now_ns();
+	sys_madvise((void *)a, hpage_size, MADV_HUGEPAGE);
+	sys_madvise((void *)a, hpage_size, MADV_POPULATE_WRITE);
+	t2 = os_now_ns();
+	sys_munmap((void *)m, 2 * hpage_size);
+	h->small_ns = t1 - t0;
+	h->small_pages = small / page_size;
+	h->huge_ns = t2 - t1;
+	h->huge_pages = hpage_size / page_size;
+	h->huge = (unsigned __int128)h->huge_ns * h->small_pages <= (unsigned __int128)h->small_ns * h->huge_pages;
+	if (pool_test_huge)
+		h->huge = pool_test_huge == 1;
+	return 0;
 }
 
 void pool_atfork(int who)

@@ -408,7 +408,7 @@ static void step_populate(struct act *x)
 		struct hcheck h;
 		advice_span(x, &s, &e);
 		end = pool_huge_check((uintptr_t)p, (uintptr_t)p + len, s, e, x->pl->write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ,
-		                      0, &h);
+		                      &h);
 		if (end == (uintptr_t)p) { /* too small to tell after all: as asked */
 			sys_madvise((void *)s, e - s, MADV_HUGEPAGE);
 		} else {

@@ -240,7 +240,7 @@ static int check_chunk(const struct claim *c, struct figs_rule *rs)
 	if (c->slot >= INFLIGHT)
 		return 0;
 	meter_start(&m, 1);
-	end = pool_huge_check(c->s, c->e, c->adv_lo, c->adv_hi, c->advice, 0, &h);
+	end = pool_huge_check(c->s, c->e, c->adv_lo, c->adv_hi, c->advice, &h);
 	meter_read(&m, &f, NULL);
 	if (end == c->s)
 		return 0;
