@@ -796,10 +796,12 @@ void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t siz
 		w->end = start + len;
 		w->front = start;
 		w->back = w->b_mark = w->end;
-		/* A block: its pages header and all, so that glibc's own mapping of
-		 * it is never split in two (its mremap would then fail). */
-		w->adv_lo = key ? PAGE_DOWN((uintptr_t)key) : start;
-		w->adv_hi = key ? PAGE_UP((uintptr_t)key + size) : start + len;
+		/* A block: glibc's own mapping of it, never split in two (its
+		 * mremap would then fail) */
+		w->adv_lo = start;
+		w->adv_hi = start + len;
+		if (key)
+			block_pages(key, size, &w->adv_lo, &w->adv_hi);
 		w->site = i;
 		w->t_map = w->t_prev = w->t_moved = os_now_ns();
 		w->period = POLL_MIN_NS;

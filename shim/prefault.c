@@ -332,18 +332,14 @@ struct act {
 	uint64_t helper_faults;
 };
 
-/* The pages the advice covers: the mapping, or the whole pages a malloc
- * block spans, header and all, so that glibc's own mapping of a large block
- * is not split in two (its mremap would then fail, and realloc fall back
- * to copying). */
+/* The pages the advice covers: the mapping, or a malloc block's
+ * (block_pages: glibc's own mapping of a large block, never split). */
 static void advice_span(const struct act *x, uintptr_t *s, uintptr_t *e)
 {
 	*s = (uintptr_t)x->start;
 	*e = *s + x->len;
-	if (x->key) {
-		*s = PAGE_DOWN((uintptr_t)x->key);
-		*e = PAGE_UP((uintptr_t)x->key + x->rq->len);
-	}
+	if (x->key)
+		block_pages(x->key, x->rq->len, s, e);
 }
 
 static void step_advise(struct act *x)
@@ -381,17 +377,37 @@ static void step_charge(struct act *x)
 	}
 }
 
+/* What a lock covers: [s, e), or where key is a block glibc mmapped, its
+ * mapping whole (locked in part, it would be split in two, and realloc's
+ * mremap of it fail).  Found again at the unlock from [s, e) alone. */
+static void lock_span(const void *key, uintptr_t *s, uintptr_t *e)
+{
+	uintptr_t lo, hi;
+	if (key && *e > (uintptr_t)key && block_pages(key, *e - (uintptr_t)key, &lo, &hi)) {
+		*s = lo;
+		*e = hi;
+	}
+}
+
+static void unlock_block(const void *key, uintptr_t s, uintptr_t e)
+{
+	lock_span(key, &s, &e);
+	unlock_ours((void *)s, e - s);
+}
+
 static void step_lock(struct act *x)
 {
+	uintptr_t s = (uintptr_t)x->start, e = s + x->len;
 	/* Locked by the program already (MAP_LOCKED, mlockall): not ours. */
 	if (!(x->a & A_LOCK) || (x->rq->flags & MAP_LOCKED) || S.program_locks_all)
 		return;
-	if (lock_ours(x->start, x->len) == 0) {
+	lock_span(x->key, &s, &e);
+	if (lock_ours((void *)s, e - s) == 0) {
 		x->rflags |= RF_LOCKED;
 	} else {
 		/* (mlock fails after locking when populating fails: undone, or
 		 * the program's MADV_DONTNEED would meet a lock nobody knows) */
-		unlock_ours(x->start, x->len);
+		unlock_ours((void *)s, e - s);
 		st_add(&x->rs->skip_failed, 1);
 		stats_note(N_MLOCK_FAILED);
 	}
@@ -479,7 +495,7 @@ static void step_track(struct act *x, const void *key)
 	if ((key ? blocks_add(key, &reg) : regions_add(&reg)) == 0)
 		return;
 	if (x->rflags & RF_LOCKED)
-		unlock_ours(x->start, x->len);
+		unlock_block(x->key, (uintptr_t)x->start, (uintptr_t)x->start + x->len);
 	if (x->queued)
 		worker_cancel((uintptr_t)x->start, x->len);
 	budget_release(x->charge);
@@ -1371,7 +1387,8 @@ void pf_block(enum entry e, void *p, size_t size, const void *ret)
 		return;
 	}
 	/* Act on the page-aligned interior: the edges share pages with other
-	 * blocks. */
+	 * blocks (locks and advice take in a block's own mapping whole:
+	 * block_pages). */
 	s = PAGE_UP((uintptr_t)p);
 	t = PAGE_DOWN((uintptr_t)p + size);
 	match_anon_request(&rq, CALL_MALLOC, size, ret);
@@ -1398,6 +1415,6 @@ void pf_free(void *p)
 		auto_gone(&r);
 	worker_cancel(r.start, r.end - r.start);
 	if ((r.flags & RF_LOCKED) && !S.program_locks_all)
-		unlock_ours((void *)r.start, r.end - r.start);
+		unlock_block(p, r.start, r.end);
 	budget_release(r.charged);
 }

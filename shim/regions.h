@@ -94,4 +94,15 @@ int blocks_take(const void *p, struct region *out);
 size_t blocks_count(void);
 
 void regions_atfork(int who);
+/* The pages a malloc block of `size` bytes at key lies on, for advice over
+ * it: advice over part of a mapping splits it, and glibc's realloc of a
+ * block it mmapped (mremap of that whole mapping) would then fail and fall
+ * back to copying, where without the shim it works.  A block glibc mmapped
+ * says so in the two words before it (IS_MMAPPED in its size word, the
+ * alignment offset before that), read only when they share key's page:
+ * then its mapping exactly, checked to be whole pages around the block
+ * (size may stop short of the block's end by less than a page).
+ * Any other block: the whole pages it covers.  Returns 1 for the first (a
+ * mapping of the block's own), 0 for the second.  No system call. */
+int block_pages(const void *key, size_t size, uintptr_t *lo, uintptr_t *hi);
 #endif

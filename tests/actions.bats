@@ -96,6 +96,25 @@ load helpers
 	[ "$(kv vmlck_kb "$output")" -ge 4096 ]
 }
 
+@test "lock and hugepage on a malloc'd block: glibc's mapping of it stays whole, so its realloc can still mremap it" {
+	needs_plain_runtime
+	ap="$B/probes/autoprobe"
+	# 4 MiB less 16 bytes: the block ends on a page boundary, glibc's
+	# mapping of it a page later (its header); locking or advising the
+	# block's pages alone split the mapping there, and realloc's mremap of
+	# the whole failed (EFAULT) and fell back to copying
+	plain=$("$ap" fill 4194288 0 malloc)
+	after=$(kv mapping "$plain" | cut -d, -f2)
+	[ "$after" -ge 4096 ] || skip "not glibc's layout: the mapping ends $after bytes after the block"
+	for a in lock hugepage "lock hugepage populate"; do
+		pol=$(policy l <<<"[rule r]"$'\n'"call = malloc"$'\n'"size = >=1M"$'\n'"action = $a")
+		REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$ap" fill 4194288 0 malloc
+		echo "$a: $output (without the shim: $plain)"
+		[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['rules'][0]['matched']")" -eq 1 ]
+		[ "$(kv mapping "$output" | cut -d, -f2)" -ge 4096 ]
+	done
+}
+
 @test "mlockall = current future (the realtime recipe): later mappings are locked too" {
 	needs_plain_runtime
 	pol=$(policy ml <<<$'[global]\nmlockall = current future')

@@ -22,7 +22,10 @@
  *                       munmap; vmhwm_kb=
  *   fill SIZE MS [malloc]  map SIZE (or malloc it), work MS ms, then write
  *                       every page from the front; fill_faults= this
- *                       thread's faults in the fill
+ *                       thread's faults in the fill; mapping=B,A: the
+ *                       mapping the buffer lies in starts B bytes before
+ *                       it and ends A after it (as without the shim, unless
+ *                       something split it)
  *   ends SIZE FRONT BACK US  map SIZE, write FRONT bytes from the front,
  *                       then BACK bytes from the end down, one page every
  *                       US microseconds (as sort fills its buffer: text
@@ -47,6 +50,22 @@ static long faults_of(int who)
 	struct rusage ru;
 	getrusage(who, &ru);
 	return ru.ru_minflt + ru.ru_majflt;
+}
+
+/* The mapping of /proc/self/maps that p lies in, as "B,A": how far it
+ * starts before p and ends after p+n (-1,-1 if none). */
+static void mapping_of(const char *p, size_t n, char *out, size_t cap)
+{
+	char line[512];
+	unsigned long lo, hi;
+	FILE *f = fopen("/proc/self/maps", "r");
+	snprintf(out, cap, "-1,-1");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= (unsigned long)p && hi > (unsigned long)p)
+			snprintf(out, cap, "%lu,%ld", (unsigned long)p - lo, (long)(hi - (unsigned long)(p + n)));
+	fclose(f);
 }
 
 /* Any page of [p, p+n) resident? */
@@ -139,7 +158,7 @@ int main(int argc, char **argv)
 		double work = atof(argv[3]), t0;
 		int use_malloc = argc >= 5 && !strcmp(argv[4], "malloc");
 		volatile unsigned long x = 0;
-		char *p = use_malloc ? malloc(size) : probe_map(size);
+		char *p = use_malloc ? malloc(size) : probe_map(size), where[64];
 		long f;
 		unsigned long i;
 		if (!p)
@@ -150,7 +169,9 @@ int main(int argc, char **argv)
 				x += i * x + 1;
 		f = faults_of(RUSAGE_THREAD);
 		write_pages(p, size, 1);
-		printf("fill_faults=%ld\n", faults_of(RUSAGE_THREAD) - f);
+		f = faults_of(RUSAGE_THREAD) - f;
+		mapping_of(p, size, where, sizeof where);
+		printf("fill_faults=%ld mapping=%s\n", f, where);
 	} else if (argc >= 6 && !strcmp(argv[1], "ends")) {
 		size_t size = parse_size(argv[2]), front = parse_size(argv[3]), back = parse_size(argv[4]), i;
 		double us = atof(argv[5]) / 1000, t;
