@@ -386,7 +386,7 @@ void rt_auto(struct sbuf *sb, const struct figs_proc *p)
 	sb_u64(sb, p->auto_percent);
 	sb_str(sb, "% of that peak and ");
 	sb_size_human(sb, p->auto_cap);
-	sb_str(sb, ", 2 MiB at least)\n");
+	sb_str(sb, ", 2 MiB and a huge page at least)\n");
 	for (i = 0; i < p->nauto; i++) {
 		sb_str(sb, "prefault:   auto: ");
 		rt_auto_site(sb, &p->autos[i]);

@@ -45,7 +45,7 @@
  *
  * The budget (below, "set-up and the budget"): RSS never more than the
  * program's own peak and the lesser of PERCENT of it and CAP (10% and 256
- * MiB, or PREFAULT_AUTO_BUDGET), never less than 2 MiB.  Populate holds
+ * MiB, or PREFAULT_AUTO_BUDGET), never less than 2 MiB or one huge page.  Populate holds
  * nothing the program would not touch: it acts on sites 90% touched, and
  * backs off under 80%.
  *
@@ -98,7 +98,7 @@
 #define LEAD_MAX (64ull << 20)
 #define LEAD_NS (30ull * 1000 * 1000)   /* a window: what the program fills in 30 ms */
 #define IDLE_NS (200ull * 1000 * 1000)
-#define BUDGET_FLOOR (2ull << 20)
+#define BUDGET_FLOOR (hpage_size > (2ull << 20) ? hpage_size : (2ull << 20)) /* one huge page at least */
 #define RSS_EVERY_NS (10ull * 1000 * 1000)
 #define STACK (64u << 10)
 
@@ -181,7 +181,7 @@ static struct {
  *
  * The bound: the process's RSS (the program's own and what the learner
  * holds) never more than the program's own peak and the extra (the lesser
- * of PERCENT of that peak and CAP, never less than 2 MiB).  Keeping a
+ * of PERCENT of that peak and CAP, never less than 2 MiB or one huge page).  Keeping a
  * region the program unmaps leaves RSS as it was (an arena the program
  * freed was in its peak already): so keeping is allowed while RSS is under
  * that top, and what is kept is given back (trimmed) as soon as the

@@ -1,5 +1,6 @@
 /* candidates.c: see candidates.h. */
 #include "candidates.h"
+#include "cli.h"
 #include "fmt.h"
 #include "policy.h"
 #include "sbuf.h"
@@ -174,7 +175,7 @@ int plan_candidates(const struct profile *m, struct plan *p)
 		struct site_plan *sp;
 		uint64_t w = m->perf_ok ? s->faults : s->touched / pg;
 		int anon_private = !strcmp(s->kind, "anon,private"), malloc_site = !strcmp(s->call, "malloc");
-		int file = strstr(s->kind, "file") != NULL, huge_ok = (anon_private || malloc_site) && s->size_min >= CAND_HUGE;
+		int file = strstr(s->kind, "file") != NULL, huge_ok = (anon_private || malloc_site) && s->size_min >= cli_hpage_size();
 		int churn, writable = strchr(s->prot, 'w') != NULL;
 		if (!p->total || !s->maps)
 			continue;

@@ -9,7 +9,8 @@
  *                       and unmaps one size again and again;
  *   willneed            a file mapping;
  *   populate            a dense site (60% or more of what it maps touched);
- *   populate hugepage   dense, 2 MiB and up, anonymous private or malloc;
+ *   populate hugepage   dense, a huge page (cli_hpage_size) and up,
+ *                       anonymous private or malloc;
  *   populate, threads = N            dense, 64 MiB and up;
  *   populate hugepage, threads = N   dense, 64 MiB and up, as above;
  *   background          dense, and the program works between mapping and
@@ -17,7 +18,8 @@
  *                       fault later than 5 ms after the map, and most of
  *                       the faults come later than that (never for a site
  *                       touched straight after mapping);
- *   background hugepage the same, 2 MiB and up, anonymous private or malloc;
+ *   background hugepage the same, a huge page and up, anonymous private or
+ *                       malloc;
  *   nothing             for a sparse site.
  * A site seen only in processes other than the one started gets
  * `program =` with their names.  Every candidate's rule parses (checked
@@ -31,7 +33,6 @@
 
 #define CAND_MIN_SHARE 0.03
 #define CAND_DENSE 0.60
-#define CAND_HUGE (2ull << 20)
 #define CAND_LARGE (64ull << 20)
 #define CAND_MAX_SITES 16
 #define CAND_MAX 96

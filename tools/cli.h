@@ -49,6 +49,10 @@ int set_preload(const char *shim);
 int preload_holds(const char *shim);
 /* The same environment size as set_preload(shim), without the shim. */
 int set_preload_twin(const char *shim);
+/* What one transparent huge page covers here: the kernel's
+ * hpage_pmd_size, read once; 2 MiB where it does not say (x86-64's, and
+ * arm64's with 4 KiB pages). */
+size_t cli_hpage_size(void);
 
 /* spread.c: a sample's least, median and greatest (v is sorted in place; n >= 1). */
 struct spread {

@@ -30,7 +30,7 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-#define HUGE (2ul << 20)
+#define HUGE cli_hpage_size() /* (the kernel's, read once) */
 
 enum { P_FIRST, P_MAPPOP, P_MADV, P_MLOCK, P_HUGE, P_THREADS, P_HUGE_THREADS, P_RETOUCH, P_COUNT };
 static const char *const pname[P_COUNT] = { "first touch", "MAP_POPULATE", "MADV_POPULATE_WRITE", "mlock",

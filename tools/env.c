@@ -146,3 +146,18 @@ int prepare_env(const char *policy_arg, const char *report)
 
 const struct policy *prepared_policy(void) { return have_prepared ? &prepared : NULL; }
 
+size_t cli_hpage_size(void)
+{
+	static size_t size;
+	if (!size) {
+		unsigned long long v = 0;
+		FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+		if (f) {
+			if (fscanf(f, "%llu", &v) != 1)
+				v = 0;
+			fclose(f);
+		}
+		size = v && !(v & (v - 1)) ? (size_t)v : (size_t)2 << 20;
+	}
+	return size;
+}
