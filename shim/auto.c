@@ -147,11 +147,15 @@ struct watch {
 	uintptr_t b_mark;       /* the back at the last judgement */
 	uint64_t t_bmoved;      /* the back last moved */
 	uint32_t b_judged;      /* judgements of the back */
+	int judge;              /* J_*: the back's next, measured between looks */
+	struct hcheck jh;       /* (J_DONE: what it found) */
+	struct faults jf;
 	uintptr_t ahead;        /* a window queued for the worker ends here */
 	uint64_t window;        /* its length, charged until the program goes through it */
 	uint64_t held;          /* charged to the budget */
 };
 enum { WP_WAIT, WP_FILL, WP_HUGE, WP_AHEAD };
+enum { J_NONE, J_WANTED, J_DONE, J_NO_ROOM };
 
 int auto_on;
 static struct asite sites[SITES];
@@ -1040,48 +1044,62 @@ static void huge_rejudge(struct watch *w, uint64_t now)
  * after two huge pages, then every REJUDGE.  Not by the program's fill
  * rate: there is none with small pages to set against it.  By what a huge
  * page and small pages cost just now, in a scratch mapping of our own
- * (pool_huge_recheck), with room for it under the budget for a moment.
- * No room: tried again at the next look, and twice that much filled
- * unjudged, the advice is taken back (huge pages are kept only where they
- * were seen to win). */
-static void back_judge(struct watch *w, uint64_t now)
+ * (pool_huge_recheck), with room for it under the budget for a moment:
+ * asked for here (J_WANTED), measured by the watcher between looks, so
+ * that the program's munmap of the buffer never waits for it (a look
+ * holds the watch busy), and found here at the next look (J_DONE).  No
+ * room: asked again, and twice that much filled unjudged, the advice is
+ * taken back (huge pages are kept only where they were seen to win). */
+static void back_judge(struct watch *w)
 {
 	struct asite *s = &sites[w->site];
 	uint64_t grown = w->b_mark - w->back, every = w->b_judged ? REJUDGE : 2 * hpage_size;
-	uint64_t room = hpage_size + hpage_size / 4;
-	struct hcheck h;
-	struct meter m;
-	struct faults f;
-	int r;
-	if (grown < every)
+	int j = w->judge;
+	if (grown < every || j == J_WANTED)
 		return;
-	if (!front_reserve(room, now)) {
+	w->judge = J_WANTED;
+	if (j == J_NONE)
+		return;
+	if (j == J_NO_ROOM) {
 		if (grown >= 2 * every) {
 			sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
 			w->huge_kept = 0;
+			w->judge = J_NONE;
 			if (s->rule >= 0)
 				st_add(&g_stats.rules[s->rule].hc_unjudged, 1);
 		}
 		return;
 	}
-	meter_start(&m, 1);
-	r = pool_huge_recheck(&h);
-	meter_read(&m, &f, NULL);
-	front_release(room);
-	if (r != 0)
-		return;
+	w->judge = J_NONE; /* J_DONE */
 	w->b_mark = w->back;
 	w->b_judged++;
 	if (s->rule >= 0) {
-		stats_prefault_faults(&g_stats.rules[s->rule], f.minor, f.major);
-		stats_count_check(&g_stats.rules[s->rule], h.small_ns, h.small_pages, h.huge_ns, h.huge_pages, h.huge);
+		stats_prefault_faults(&g_stats.rules[s->rule], w->jf.minor, w->jf.major);
+		stats_count_check(&g_stats.rules[s->rule], w->jh.small_ns, w->jh.small_pages, w->jh.huge_ns,
+		                  w->jh.huge_pages, w->jh.huge);
 	}
-	if (h.huge) {
+	if (w->jh.huge) {
 		__atomic_add_fetch(&s->saved_pages, grown / page_size, __ATOMIC_RELAXED);
 	} else {
 		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
 		w->huge_kept = 0;
 	}
+}
+
+/* The measure a watch asked for (back_judge), made with no watch busy:
+ * J_DONE with what it found, or J_NO_ROOM. */
+static int judge_now(uint64_t now, struct hcheck *h, struct faults *f)
+{
+	uint64_t room = hpage_size + hpage_size / 4;
+	struct meter m;
+	int r;
+	if (!front_reserve(room, now))
+		return J_NO_ROOM;
+	meter_start(&m, 1);
+	r = pool_huge_recheck(h);
+	meter_read(&m, f, NULL);
+	front_release(room);
+	return r == 0 ? J_DONE : J_NO_ROOM;
 }
 
 /* One look at a watched mapping (busy: a change to it waits for us). */
@@ -1105,7 +1123,7 @@ static void poll_one(struct watch *w, uint64_t now)
 		}
 		if (w->back != before)
 			w->t_bmoved = now;
-		back_judge(w, now);
+		back_judge(w);
 	}
 	switch (w->phase) {
 	case WP_WAIT:
@@ -1202,6 +1220,22 @@ static void *watcher_main(void *arg)
 				pick = k;
 			else if (w->t_next < next)
 				next = w->t_next;
+		}
+		if (pick >= 0 && watches[pick].judge == J_WANTED) { /* (see back_judge) */
+			struct hcheck h = { 0, 0, 0, 0, 0 };
+			struct faults f = { 0, 0 };
+			int j;
+			spin_unlock(&S.wlock);
+			j = judge_now(now, &h, &f);
+			now = os_now_ns();
+			spin_lock(&S.wlock);
+			if (!watches[pick].live || watches[pick].judge != J_WANTED) {
+				pick = -1; /* (gone meanwhile, or another watch in its place) */
+			} else {
+				watches[pick].judge = j;
+				watches[pick].jh = h;
+				watches[pick].jf = f;
+			}
 		}
 		if (pick >= 0) {
 			__atomic_store_n(&watches[pick].busy, 1, __ATOMIC_RELAXED);
