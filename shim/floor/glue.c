@@ -20,7 +20,7 @@ const char *const entry_names[E_COUNT] = { PF_ENTRIES(PF_NAME) };
 #undef PF_NAME
 
 size_t page_size;
-size_t hpage_size = 2ul << 20;
+size_t hpage_bytes = 2ul << 20;
 TLS int shim_guard;
 TLS int glue_async_cancel;
 

@@ -248,7 +248,11 @@ extern size_t page_size;
  * Until then, and where the kernel does not say, 2 MiB (x86-64's, and
  * arm64's with 4 KiB pages; 32 MiB with 16 KiB pages, 512 MiB with 64
  * KiB).  Always a power of two. */
-extern size_t hpage_size;
+extern size_t hpage_bytes;
+/* (read as an atomic: os.c sets it once, at start-up or at the first
+ * wrapper that asks, possibly with other threads already running; relaxed
+ * is a plain load here) */
+#define hpage_size __atomic_load_n(&hpage_bytes, __ATOMIC_RELAXED)
 #define PAGE_UP(x) (((x) + page_size - 1) & ~(page_size - 1))
 #define PAGE_DOWN(x) ((x) & ~(page_size - 1))
 void glue_init(void);

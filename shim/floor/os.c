@@ -110,7 +110,7 @@ static void thp_read(void)
 	if (os_read_file(THP_DIR "hpage_pmd_size", pmd_text, sizeof pmd_text) > 0)
 		pmd = known = (size_t)strtoull(pmd_text, NULL, 10);
 	if (known >= page_size && !(known & (known - 1)))
-		__atomic_store_n(&hpage_size, known, __ATOMIC_RELAXED);
+		__atomic_store_n(&hpage_bytes, known, __ATOMIC_RELAXED);
 	/* Every size from two base pages to the PMD size, as mTHP names them;
 	 * a kernel without per-size controls has only the PMD size, under the
 	 * top-level mode. */
