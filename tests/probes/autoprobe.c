@@ -28,8 +28,10 @@
  *                       something split it)
  *   ends SIZE FRONT BACK US  map SIZE, write FRONT bytes from the front,
  *                       then BACK bytes from the end down, one page every
- *                       US microseconds (as sort fills its buffer: text
- *                       first, its line table from the end); back_faults=
+ *                       US microseconds both ways (as sort fills its
+ *                       buffer: text first, its line table from the end;
+ *                       paced, so that the learner's looks see the front
+ *                       move however loaded the machine); back_faults=
  *                       this thread's faults in the back
  *
  * Sizes take K, M, G suffixes.
@@ -177,7 +179,11 @@ int main(int argc, char **argv)
 		double us = atof(argv[5]) / 1000, t;
 		char *p = probe_map(size);
 		long f;
-		write_pages(p, front, 1);
+		for (i = 0; i < front; i += pg) {
+			p[i] = 1;
+			for (t = now_ms(); now_ms() < t + us;)
+				;
+		}
 		f = faults_of(RUSAGE_THREAD);
 		for (i = pg; i <= back; i += pg) {
 			p[size - i] = 1;
