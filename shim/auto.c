@@ -858,57 +858,50 @@ void auto_forget(uintptr_t start, size_t len)
 		watch_drop(start, start + len);
 }
 
-/* The front of w: [start, front) touched in a row, from mincore of what
- * follows it (up to 64 MiB a poll).  Returns the pages resident in the
- * first window looked at, or -1 if the range is gone. */
-static long advance_front(struct watch *w)
+/* The run of resident pages from *edge toward limit, upward or (down)
+ * downward, by mincore, up to 64 MiB a poll: *edge moves to its far end.
+ * Returns the pages resident in the first window looked at, or -1 if the
+ * range is gone. */
+static long resident_run(uintptr_t *edge, uintptr_t limit, int down)
 {
 	unsigned char vec[256];
 	long first = -1;
 	int win;
-	for (win = 0; win < 64 && w->front < w->end; win++) {
-		size_t pages = (w->end - w->front) / page_size, run, i;
+	for (win = 0; win < 64 && (down ? *edge > limit : *edge < limit); win++) {
+		size_t pages = (down ? *edge - limit : limit - *edge) / page_size, run, i;
 		if (pages > sizeof vec)
 			pages = sizeof vec;
-		if (sys_mincore((void *)w->front, pages * page_size, vec) != 0)
+		if (!pages)
+			break;
+		if (sys_mincore((void *)(down ? *edge - pages * page_size : *edge), pages * page_size, vec) != 0)
 			return -1;
-		for (run = 0; run < pages && (vec[run] & 1); run++)
+		for (run = 0; run < pages && (vec[down ? pages - 1 - run : run] & 1); run++)
 			;
 		if (first < 0)
 			for (first = 0, i = 0; i < pages; i++)
 				first += vec[i] & 1;
-		w->front += run * page_size;
+		*edge = down ? *edge - run * page_size : *edge + run * page_size;
 		if (run < pages)
 			break;
 	}
 	return first < 0 ? 0 : first;
 }
 
-/* The back of w: [back, end) touched in a row, from mincore of what lies
- * below it, down to the front or the window ahead of it (up to 64 MiB a
- * poll).  A buffer filled from both ends (sort: its text from the start,
- * its line table from the end down) grows here too.  Returns -1 if the
- * range is gone, else 0. */
+/* The front of w: [start, front) touched in a row.  Returns the pages
+ * resident in the first window looked at past it, or -1 if the range is
+ * gone. */
+static long advance_front(struct watch *w)
+{
+	return resident_run(&w->front, w->end, 0);
+}
+
+/* The back of w: [back, end) touched in a row, down to the front or the
+ * window ahead of it.  A buffer filled from both ends (sort: its text from
+ * the start, its line table from the end down) grows here too.  Returns -1
+ * if the range is gone, else 0. */
 static int advance_back(struct watch *w)
 {
-	unsigned char vec[256];
-	uintptr_t floor = w->ahead > w->front ? w->ahead : w->front;
-	int win;
-	for (win = 0; win < 64 && w->back > floor; win++) {
-		size_t pages = (w->back - floor) / page_size, run;
-		if (pages > sizeof vec)
-			pages = sizeof vec;
-		if (!pages)
-			break;
-		if (sys_mincore((void *)(w->back - pages * page_size), pages * page_size, vec) != 0)
-			return -1;
-		for (run = 0; run < pages && (vec[pages - 1 - run] & 1); run++)
-			;
-		w->back -= run * page_size;
-		if (run < pages)
-			break;
-	}
-	return 0;
+	return resident_run(&w->back, w->ahead > w->front ? w->ahead : w->front, 1) < 0 ? -1 : 0;
 }
 
 /* The worker populates a window ahead of the program's front: what the
@@ -997,6 +990,13 @@ static void front_found(struct watch *w, uint64_t now)
 	w->rate = w->small_ns >= 1000000 ? w->small_bytes / (w->small_ns / 1000000) : w->small_bytes;
 }
 
+/* Huge pages were not seen to win here: the advice is taken back. */
+static void advice_back(struct watch *w)
+{
+	sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
+	w->huge_kept = 0;
+}
+
 /* The program's own fill rate with huge pages since the mark against the
  * one before the advice; if it is slower, the advice is taken back.  Then
  * the mark moves on.  `again`: a judgement after the first (what
@@ -1015,8 +1015,7 @@ static void huge_judge(struct watch *w, uint64_t now, int again)
 		if (hns >= 1000000)
 			w->rate = hb / (hns / 1000000);
 	} else {
-		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
-		w->huge_kept = 0;
+		advice_back(w);
 	}
 	w->t_mark = now;
 	w->f_mark = w->front;
@@ -1062,8 +1061,7 @@ static void back_judge(struct watch *w)
 		return;
 	if (j == J_NO_ROOM) {
 		if (grown >= 2 * every) {
-			sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
-			w->huge_kept = 0;
+			advice_back(w);
 			w->judge = J_NONE;
 			if (s->rule >= 0)
 				st_add(&g_stats.rules[s->rule].hc_unjudged, 1);
@@ -1081,8 +1079,7 @@ static void back_judge(struct watch *w)
 	if (w->jh.huge) {
 		__atomic_add_fetch(&s->saved_pages, grown / page_size, __ATOMIC_RELAXED);
 	} else {
-		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_NOHUGEPAGE);
-		w->huge_kept = 0;
+		advice_back(w);
 	}
 }
 
