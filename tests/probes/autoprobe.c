@@ -20,8 +20,11 @@
  *                       lengths, MAX, MAX/2, MAX/4, ... (each its own size
  *                       class, each churning): mmap, write every page,
  *                       munmap; vmhwm_kb=
- *   fill SIZE MS [malloc]  map SIZE (or malloc it), work MS ms, then write
- *                       every page from the front; fill_faults= this
+ *   fill SIZE MS [malloc|mmap [US]]  map SIZE (or malloc it), work MS
+ *                       ms, then write every page from the front (one
+ *                       every US microseconds if given, so that the
+ *                       learner's helpers keep pace however loaded the
+ *                       machine); fill_faults= this
  *                       thread's faults in the fill; mapping=B,A: the
  *                       mapping the buffer lies in starts B bytes before
  *                       it and ends A after it (as without the shim, unless
@@ -158,6 +161,7 @@ int main(int argc, char **argv)
 	} else if (argc >= 4 && !strcmp(argv[1], "fill")) {
 		size_t size = parse_size(argv[2]);
 		double work = atof(argv[3]), t0;
+		double pace = argc >= 6 ? atof(argv[5]) / 1000 : 0;
 		int use_malloc = argc >= 5 && !strcmp(argv[4], "malloc");
 		volatile unsigned long x = 0;
 		char *p = use_malloc ? malloc(size) : probe_map(size), where[64];
@@ -170,7 +174,14 @@ int main(int argc, char **argv)
 			for (i = 0; i < 1000; i++)
 				x += i * x + 1;
 		f = faults_of(RUSAGE_THREAD);
-		write_pages(p, size, 1);
+		if (pace > 0)
+			for (i = 0; i < size; i += pg) {
+				p[i] = 1;
+				for (t0 = now_ms(); now_ms() < t0 + pace;)
+					;
+			}
+		else
+			write_pages(p, size, 1);
 		f = faults_of(RUSAGE_THREAD) - f;
 		mapping_of(p, size, where, sizeof where);
 		printf("fill_faults=%ld mapping=%s\n", f, where);
