@@ -660,6 +660,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	struct plan pl;
 	struct guard g;
 	int rule = -1, lazy, watch = -1;
+	uintptr_t beside = 0; /* recycle's hint: a fresh region beside those it keeps */
 	void *p = MAP_FAILED;
 	if (len == 0 || len > SIZE_MAX - 2 * hpage_size) { /* the kernel refuses it: nothing to plan */
 		__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
@@ -684,7 +685,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		recycle_release_range((uintptr_t)addr, PAGE_UP(len));
 	if (pl.recyclable) {
 		size_t res;
-		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res);
+		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res, pl.carve || addr ? NULL : &beside);
 		if (!a && pl.carve)
 			a = carve_take(rule, PAGE_UP(len), prot, flags, &res);
 		if (a) {
@@ -702,7 +703,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		sys_n(SC_mlockall, MCL_FUTURE | MCL_ONFAULT, 0, 0, 0, 0, 0);
 	guard_leave(g);
 	if (p == MAP_FAILED)
-		p = map_real(e, &pl, addr, len, prot, flags, fd, off);
+		p = map_real(e, &pl, beside ? (void *)beside : addr, len, prot, flags, fd, off);
 	g = guard_enter(); /* (keeps the real call's errno) */
 	if (lazy)
 		sys_n(SC_mlockall, MCL_FUTURE, 0, 0, 0, 0, 0);

@@ -16,8 +16,11 @@ void recycle_limited(int on);
  * clears it whole without asking the kernel which pages are resident). */
 int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full);
 /* A kept region for this request, zeroed where the program had touched it;
- * 0 if none.  *resident gets the pages that are resident (and zero). */
-uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident);
+ * 0 if none.  *resident gets the pages that are resident (and zero).  With
+ * `beside`, it may answer 0 with *beside set: map this one fresh, with that
+ * address as the kernel's hint, so that regions are kept side by side and
+ * asked about together (see the top of recycle.c). */
+uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident, uintptr_t *beside);
 /* Stock for carve.c: [start, start + total), a fresh mapping of this
  * rule's with this protection and these flags, cut into regions of len
  * bytes that the next requests of that length get as they are (they were

@@ -80,19 +80,26 @@ recycle_policy() {
 		echo "$k: strace ${seen:-0}, ledger $(jget "$f" "d['shim']['syscalls']['$k']")"
 		[ "${seen:-0}" -eq "$(jget "$f" "d['shim']['syscalls']['$k']")" ]
 	done
-	[ "$(jget "$f" "d['shim']['syscalls']['mincore']")" -ge 1999 ]
+	# (sparse regions kept side by side are asked about four at a time)
+	[ "$(jget "$f" "d['shim']['syscalls']['mincore']")" -ge 400 ]
 }
 
-@test "recycle: at most one system call a cycle of mmap 256 KiB, touch one page, munmap" {
+@test "recycle: at most one system call a cycle of mmap 256 KiB, touch one page, munmap; a quarter where four are kept side by side" {
 	needs_plain_timing
 	pol=$(recycle_policy)
 	run per_op "$pol" 2000 cycles 256K 1
 	echo "sparse churn: $output system calls a cycle"
 	[ "$status" -eq 0 ]
 	le "$output" 1.01
-	# and it is recycling: the one call is the mincore that says what to clear
+	# The program holds one region at a time: its next requests go to the
+	# kernel, with a hint beside the kept one, until four are kept side by
+	# side; then one mincore asks about the four (cost before: 1.00)
+	le "$output" 0.30
+	# and it is recycling: all but those few requests get a kept region
+	# (at most 2 x 4 - 1 of them left to the kernel, the first, and the
+	# last one kept)
 	a=$(REPORT="$BATS_TEST_TMPDIR/r.json" shimmed "$pol" "$COST" cycles 2000 256K 1)
-	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "[r for r in d['rules'] if r['name'] == 'churn'][0]['recycle']['recycled']")" -ge 1999 ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "[r for r in d['rules'] if r['name'] == 'churn'][0]['recycle']['recycled']")" -ge 1992 ]
 }
 
 @test "recycle: a dense region (every page touched) is cleared whole, with no system call" {
@@ -160,9 +167,10 @@ recycle_policy() {
 	run per_op auto 500 cycles 1M 256
 	echo "auto, dense churn: $output system calls a cycle"
 	le "$output" 0.1
-	# and it is the learner recycling
+	# and it is the learner recycling (after the churn is seen, and the few
+	# requests left to the kernel so that four regions are kept side by side)
 	REPORT="$BATS_TEST_TMPDIR/r.json" shimmed auto "$COST" cycles 2000 256K 1 >/dev/null
-	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "sum(r['recycle']['recycled'] for r in d['rules'])")" -ge 1990 ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "sum(r['recycle']['recycled'] for r in d['rules'])")" -ge 1983 ]
 }
 
 @test "auto: watching costs no system call on mmap, munmap, malloc or free, but the sampled mincore (1 in 16)" {

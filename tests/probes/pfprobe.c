@@ -48,6 +48,15 @@
  *                         (sparse or dense), then give it back whole, in
  *                         halves, after mremap, or after MADV_DONTNEED/FREE:
  *                         nonzero= (words that were not zero on arrival)
+ *   sparsezero T N [SIZE] T threads, each N rounds: map SIZE (or 128 or 256
+ *                         KiB at random), check
+ *                         the words of every resident page read zero (mincore:
+ *                         the others read zero anyway, and reading them would
+ *                         make them resident), write one to three random pages,
+ *                         unmap; every 7th round takes the range back at once
+ *                         with MAP_FIXED_NOREPLACE (a kept region there is
+ *                         given back while others may be asked about):
+ *                         nonzero=
  *   reclaim               the program unmaps and then wants the same address
  *                         range back (MAP_FIXED_NOREPLACE, a hint, mprotect,
  *                         madvise and in-place mremap growth on it): prints
@@ -486,6 +495,60 @@ static void *zs_main(void *arg)
 			munmap(p, size);
 			break;
 		}
+	}
+	return NULL;
+}
+
+static int sz_rounds;
+static size_t sz_size;
+static long sz_nonzero;
+
+static long sz_check(const uint64_t *p, size_t size)
+{
+	unsigned char vec[256];
+	size_t i, k, n = size / pg;
+	long bad = 0;
+	if (n > sizeof vec || mincore((void *)p, size, vec) != 0)
+		return 1;
+	for (i = 0; i < n; i++)
+		if (vec[i] & 1)
+			for (k = 0; k < pg / 8; k++)
+				bad += p[i * pg / 8 + k] != 0;
+	return bad;
+}
+
+static void sz_scribble(uint64_t *p, size_t size, unsigned *seed)
+{
+	int k, m = 1 + (int)(rand_r(seed) % 3);
+	for (k = 0; k < m; k++)
+		p[(size_t)rand_r(seed) % (size / 8)] = 0x5555555555555555ull;
+}
+
+static void *sz_main(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg * 104729u + 3;
+	int r;
+	for (r = 0; r < sz_rounds; r++) {
+		size_t size = sz_size ? sz_size : (rand_r(&seed) & 1) ? 256 << 10 : 128 << 10;
+		uint64_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *q;
+		long bad;
+		if (p == MAP_FAILED) {
+			__atomic_fetch_add(&sz_nonzero, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		bad = sz_check(p, size);
+		sz_scribble(p, size, &seed);
+		munmap(p, size);
+		if (r % 7 == 6) { /* the same range again, at once */
+			q = mmap(p, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (q != MAP_FAILED) {
+				bad += q == p ? sz_check(q, size) : 0;
+				sz_scribble(q, size, &seed);
+				munmap(q, size);
+			}
+		}
+		if (bad)
+			__atomic_fetch_add(&sz_nonzero, bad, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -954,18 +1017,36 @@ static int m_nothp(int argc UNUSED, char **argv UNUSED)
 	return 127;
 }
 
-static int m_zerostress(int argc UNUSED, char **argv UNUSED)
+/* T threads (64 at most) of fn, each given its index; returns T. */
+static int run_threads(int t, void *(*fn)(void *))
 {
-	int t = atoi(argv[2]), i;
 	pthread_t tid[64];
-	zs_rounds = atoi(argv[3]);
+	int i;
 	if (t > 64)
 		t = 64;
 	for (i = 0; i < t; i++)
-		pthread_create(&tid[i], NULL, zs_main, (void *)(intptr_t)i);
+		pthread_create(&tid[i], NULL, fn, (void *)(intptr_t)i);
 	for (i = 0; i < t; i++)
 		pthread_join(tid[i], NULL);
+	return t;
+}
+
+static int m_zerostress(int argc UNUSED, char **argv UNUSED)
+{
+	int t;
+	zs_rounds = atoi(argv[3]);
+	t = run_threads(atoi(argv[2]), zs_main);
 	printf("threads=%d rounds=%d nonzero=%ld\n", t, zs_rounds, zs_nonzero);
+	return 0;
+}
+
+static int m_sparsezero(int argc UNUSED, char **argv UNUSED)
+{
+	int t;
+	sz_rounds = atoi(argv[3]);
+	sz_size = argc > 4 ? parse_size(argv[4]) : 0;
+	t = run_threads(atoi(argv[2]), sz_main);
+	printf("threads=%d rounds=%d nonzero=%ld\n", t, sz_rounds, sz_nonzero);
 	return 0;
 }
 
@@ -1329,6 +1410,7 @@ static const struct command {
 	{ "bgfill", 3, m_bgfill },
 	{ "nothp", 3, m_nothp },
 	{ "zerostress", 4, m_zerostress },
+	{ "sparsezero", 4, m_sparsezero },
 	{ "pressure", 5, m_pressure },
 	{ "mixed", 2, m_mixed },
 	{ "densesparse", 2, m_densesparse },
