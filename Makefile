@@ -199,12 +199,14 @@ OBSERVE_BENCH := $(BUILD)/bench/bintrees $(BUILD)/bench/newdelete $(BUILD)/bench
 
 # Benchmarks: timings live here, never in tests.  Figures in BENCHMARKS.md.
 bench: all $(BUILD)/bench/overhead $(BUILD)/bench/large $(BUILD)/bench/arena $(BUILD)/bench/pairs $(BUILD)/bench/clear \
+       $(BUILD)/bench/mincore \
        bench-observe
 	$(Q)$(BUILD)/prefault bench -r 3 512M
 	$(Q)sh bench/churn.sh $(BUILD) 7
 	$(Q)sh bench/pairs.sh $(BUILD) 7
 	$(Q)$(BUILD)/bench/clear 1024 2000 256
 	$(Q)$(BUILD)/bench/clear 1024 2000 1
+	$(Q)$(BUILD)/bench/mincore 256
 	$(Q)sh bench/large.sh $(BUILD) 5 512
 	$(Q)sh bench/background.sh $(BUILD) 7 1024
 	$(Q)sh bench/overhead.sh $(BUILD) 31 3000 touch
