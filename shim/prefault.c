@@ -654,6 +654,19 @@ static void *map_real(enum entry e, struct plan *pl, void *addr, size_t len, int
 	return map_plain(f, pl, addr, len, prot, flags, fd, off);
 }
 
+/* A request recycle may not hint beside its kept regions: the kernel
+ * honours a MAP_32BIT hint anywhere below 2 GiB, where it would never
+ * place one itself. */
+static int no_hint(int flags)
+{
+#ifdef MAP_32BIT
+	return (flags & MAP_32BIT) != 0;
+#else
+	(void)flags;
+	return 0;
+#endif
+}
+
 void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd, off_t off, const void *ret)
 {
 	struct request rq;
@@ -685,7 +698,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		recycle_release_range((uintptr_t)addr, PAGE_UP(len));
 	if (pl.recyclable) {
 		size_t res;
-		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res, pl.carve || addr ? NULL : &beside);
+		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res, pl.carve || no_hint(flags) ? NULL : &beside);
 		if (!a && pl.carve)
 			a = carve_take(rule, PAGE_UP(len), prot, flags, &res);
 		if (a) {

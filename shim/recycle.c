@@ -96,6 +96,7 @@
 #define BATCH_PAGES 256       /* one mincore asks about this many pages at most */
 #define BATCH 4               /* regions asked about at once, at most */
 #define NOT_ASKED ((size_t)-1)
+#define RETRY_ASKS 1024       /* asks short of a batch before declining is tried again */
 #define KNOWN_PAGES 128       /* a region remembers which of its pages are resident up to this size */
 #define BUCKETS 64
 
@@ -115,7 +116,8 @@ struct kept {
 struct kclass {
 	int rule, prot, flags;
 	size_t len;
-	unsigned declined; /* requests left to the kernel since the last whole batch */
+	unsigned declined;   /* requests left to the kernel since the last whole batch */
+	unsigned short_asks; /* and asks short of a whole batch since then */
 	struct kept *top;
 	struct kclass *next; /* in its bucket */
 };
@@ -202,7 +204,7 @@ static struct kclass *class_of(int rule, size_t len, int prot, int flags, int ma
 	c->prot = prot;
 	c->flags = flags;
 	c->top = NULL;
-	c->declined = 0;
+	c->declined = c->short_asks = 0;
 	c->next = *b;
 	*b = c;
 	return c;
@@ -551,8 +553,9 @@ static int batch_of(const struct kclass *c)
 /* Should this request be left to the kernel, so that the region it gets
  * is kept beside c's and a batch forms?  Only while no batch of c's lies
  * side by side (among the 2 * BATCH most recently kept), at most 2 * BATCH
- * - 1 times between whole batches, and only where the cap lets one more
- * be kept (lock held).  Returns where the new region would extend the
+ * - 1 times between whole batches (or RETRY_ASKS asks short of one), with
+ * fewer than 4 * BATCH kept, and only where the cap lets one more be kept
+ * (lock held).  Returns where the new region would extend the
  * longest such run downward (the caller's hint to the kernel: the first region may lie in
  * a hole of the address space, or have the shim's own memory below it),
  * or 0: take one now. */
@@ -561,11 +564,15 @@ static uintptr_t decline_locked(struct kclass *c)
 	uintptr_t st[2 * BATCH], x, low = 0;
 	int want = batch_of(c), n = 0, i, j, run = 0, best = 0;
 	const struct kept *k;
-	if (want < 2 || c->declined >= 2u * (unsigned)want - 1 || swap_in_use() ||
+	if (want < 2 || c->declined >= 2u * (unsigned)want - 1 ||
 	    kept_bytes[c->rule] + c->len > rule_max[c->rule] || S.kept_total + c->len > S.total_cap)
 		return 0;
 	for (k = c->top; k && n < 2 * want; k = k->next)
 		st[n++] = k->node.start;
+	for (i = n; k && i < 4 * want; k = k->next)
+		i++;
+	if (i == 4 * want) /* kept enough already: more would only grow the cache */
+		return 0;
 	for (i = 1; i < n; i++)
 		for (j = i; j > 0 && st[j - 1] > st[j]; j--) {
 			x = st[j];
@@ -590,26 +597,27 @@ static uintptr_t decline_locked(struct kclass *c)
  * what it said.  Returns t's pages resident, zeroed, or NOT_ASKED: t is
  * the caller's, to ask about alone (no batch here, or a neighbour went
  * meanwhile). */
-static size_t zero_batch(struct kclass *c, struct kept *t)
+static size_t zero_batch(struct kclass *c, struct kept *t, int swap)
 {
 	struct {
 		struct kept *k;
 		uintptr_t start;
 		uint32_t gen;
-	} b[BATCH], x;
+	} b[2 * BATCH], x;
 	unsigned char vec[BATCH_PAGES];
 	size_t run[SCATTERED_RUNS][2], resident = 0, len = c->len, per = len / page_size;
 	uintptr_t lo, hi, ts = t->node.start;
 	struct kept *k;
 	int n = 0, seen = 0, i, j, want = batch_of(c), r;
-	if (want < 2 || swap_in_use()) {
+	if (want < 2 || swap) {
 		unlink_locked(t);
 		slab_put(&S.kslab, t);
 		spin_unlock(&S.klock);
 		return NOT_ASKED;
 	}
-	/* t (the top) and the others to ask about, by address */
-	for (k = c->top; k && n < want && seen < 2 * BATCH; k = k->next, seen++)
+	/* t (the top) and the others to ask about among the most recently
+	 * kept, by address */
+	for (k = c->top; k && seen < 2 * BATCH; k = k->next, seen++)
 		if (k == t || needs_asking(k)) {
 			b[n].k = k;
 			b[n].start = k->node.start;
@@ -622,12 +630,12 @@ static size_t zero_batch(struct kclass *c, struct kept *t)
 			b[j] = b[j - 1];
 			b[j - 1] = x;
 		}
-	/* the run of them that touch each other, t's */
+	/* the run of them that touch each other, t's, at most want long */
 	for (i = 0; b[i].k != t; i++)
 		;
-	for (j = i; j + 1 < n && b[j + 1].start == b[j].start + len; j++)
+	for (j = i; j + 1 < n && j - i + 2 <= want && b[j + 1].start == b[j].start + len; j++)
 		;
-	for (; i > 0 && b[i - 1].start + len == b[i].start; i--)
+	for (; i > 0 && j - i + 2 <= want && b[i - 1].start + len == b[i].start; i--)
 		;
 	lo = b[i].start;
 	hi = b[j].start + len;
@@ -637,8 +645,14 @@ static size_t zero_batch(struct kclass *c, struct kept *t)
 	if (sys_mincore((void *)lo, hi - lo, vec) != 0) /* (a neighbour gone meanwhile) */
 		return NOT_ASKED;
 	spin_lock(&S.klock);
-	if (j - i + 1 == want)
-		c->declined = 0; /* a whole batch: should the program take some back, more may be declined */
+	/* A whole batch: should the program take some back, more may be
+	 * declined.  Asked about short of one, again and again (the kernel put
+	 * the new regions elsewhere, or the program took ranges back): now and
+	 * then, again. */
+	if (j - i + 1 == want || ++c->short_asks >= RETRY_ASKS) {
+		c->declined = 0;
+		c->short_asks = 0;
+	}
 	for (; i <= j; i++) {
 		const unsigned char *v = vec + (b[i].start - lo) / page_size;
 		if (b[i].start == ts)
@@ -674,15 +688,16 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 	struct kept *k = NULL;
 	uintptr_t a = 0;
 	uint64_t t0;
-	int full = 0, clean = 0, known = 0;
+	int full = 0, clean = 0, known = 0, swap;
 	uint64_t res[KNOWN_PAGES / 64];
 	if (!recycle_any())
 		return 0;
+	swap = swap_in_use(); /* (read once, never under the lock: it may open a file) */
 	spin_lock(&S.klock);
 	c = class_of(rule, len, prot, flags, 0);
 	if (c && c->top)
 		k = pick_locked(c);
-	if (k && beside && needs_asking(k) && (*beside = decline_locked(c)) != 0)
+	if (k && beside && !swap && needs_asking(k) && (*beside = decline_locked(c)) != 0)
 		k = NULL;
 	if (!k) {
 		spin_unlock(&S.klock);
@@ -696,7 +711,7 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 		/* (zero_batch releases the lock; the budget's charge goes with t) */
 		budget_release(len);
 		t0 = os_now_ns();
-		*resident = zero_batch(c, k);
+		*resident = zero_batch(c, k, swap);
 		if (*resident == NOT_ASKED)
 			*resident = zero_touched(a, len);
 		goto cleared;

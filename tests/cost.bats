@@ -102,6 +102,23 @@ recycle_policy() {
 	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "[r for r in d['rules'] if r['name'] == 'churn'][0]['recycle']['recycled']")" -ge 1992 ]
 }
 
+@test "recycle: ranges the program takes back do not stop regions being asked about four at a time (hostile review of 22564e1)" {
+	needs_plain_timing
+	pol=$(recycle_policy)
+	# 20 times in the first half of 40,000 cycles the program maps 8 pages
+	# over one of the ranges it unmapped lately (a kept region there is
+	# given back): the batches must form again (before the fix the class
+	# was left with one region, one mincore a cycle, in 4 runs of 5)
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$pol" "$COST" takeback 40000 256K 20 500
+	echo "$output"
+	[ "$(kv taken "$output")" -eq 20 ]
+	f="$BATS_TEST_TMPDIR/r.json"
+	jget "$f" "(d['shim']['syscalls']['mincore'], d['rules'][0]['recycle']['recycled'], d['rules'][0]['recycle']['cache_peak_bytes'])"
+	[ "$(jget "$f" "d['shim']['syscalls']['mincore']")" -le 12000 ]
+	# and the cache stays small: 16 regions at most are kept for a batch
+	[ "$(jget "$f" "d['rules'][0]['recycle']['cache_peak_bytes']")" -le $((16 * 256 << 10)) ]
+}
+
 @test "recycle: a dense region (every page touched) is cleared whole, with no system call" {
 	needs_plain_timing
 	pol=$(recycle_policy)

@@ -210,6 +210,25 @@ MMPROBE="$B/probes/mmprobe"
 }
 
 # munmap of an mseal'd region returned 0 (kept) instead of EPERM, and the sealed region was handed out again.
+@test "MAP_32BIT churn: the shim never hints a mapping below where the kernel puts one (hostile review of 22564e1)" {
+	# Recycle asks the kernel to place the first regions of a churn beside
+	# the kept one (a hint); the kernel honours a MAP_32BIT hint anywhere
+	# below 2 GiB, so such requests get no hint: every address stays in the
+	# window the kernel gives MAP_32BIT itself (1 to 2 GiB on x86-64).
+	# (without address randomisation the kernel's window starts right at
+	# 1 GiB, so a hint below it shows)
+	command -v setarch >/dev/null || skip "no setarch (util-linux)"
+	pol=$(policy c32 <<<$'[rule churn]\ncall = mmap\nsize = 128K..1M\naction = recycle')
+	run --separate-stderr setarch "$(uname -m)" -R "$MMPROBE" churn32 256K 12
+	[ -n "$(kv lowest "$output")" ] || skip "MAP_32BIT is refused here: $output"
+	plain=$output
+	run --separate-stderr shimmed "$pol" setarch "$(uname -m)" -R "$MMPROBE" churn32 256K 12
+	echo "without: $plain; with: $output"
+	[ "$status" -eq 0 ]
+	[ $(($(kv lowest "$output"))) -ge $((1 << 30)) ]
+	[ $(($(kv highest "$output") + (256 << 10))) -le $((1 << 31)) ]
+}
+
 @test "munmap of an mseal'd mapping fails with EPERM as without the shim, and the next mapping can be reprotected (issue 14 #15)" {
 	run --separate-stderr "$MMPROBE" mseal 1M
 	[ "$status" -eq 0 ]

@@ -6,6 +6,11 @@
  *   cycles N SIZE TOUCH    N times: mmap SIZE (anonymous, private, rw),
  *                          write one byte in each of the first TOUCH pages,
  *                          munmap (the sparse churn of issue 18 at TOUCH 1)
+ *   takeback N SIZE K E    as cycles at TOUCH 1, but every E cycles of the
+ *                          first half, K times at most, the program takes
+ *                          back 8 pages of one of its last 8 unmapped
+ *                          ranges (MAP_FIXED_NOREPLACE, then munmap), as
+ *                          legitimate code may
  *   maps N SIZE            N times: mmap SIZE, write nothing, munmap
  *   keepmaps N SIZE        mmap SIZE N times, keeping them; then munmap all
  *   pairs N SIZE           N times: malloc SIZE, free
@@ -65,6 +70,26 @@ int main(int argc, char **argv)
 				p[(size_t)k * pg] = 1;
 			munmap(p, size);
 		}
+	} else if (!strcmp(argv[1], "takeback") && argc >= 6) {
+		size_t size = parse_size(argv[3]);
+		long k = atol(argv[4]), every = atol(argv[5]), taken = 0;
+		char *last[8] = { 0 };
+		unsigned seed = 5;
+		for (i = 0; i < n; i++) {
+			char *p = probe_map(size), *a, *q;
+			p[0] = 1;
+			munmap(p, size);
+			last[i % 8] = p;
+			if (every && i % every == every - 1 && taken < k && i < n / 2) {
+				a = last[rand_r(&seed) % 8] + (size_t)(rand_r(&seed) % 3) * (size / 8);
+				q = mmap(a, 8 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+				if (q != MAP_FAILED) {
+					taken++;
+					munmap(q, 8 * pg);
+				}
+			}
+		}
+		printf("taken=%ld\n", taken);
 	} else if (!strcmp(argv[1], "maps")) {
 		size_t size = parse_size(argv[3]);
 		for (i = 0; i < n; i++)

@@ -6,6 +6,8 @@
  *
  *   roread SIZE          mmap SIZE PROT_READ, read it, munmap, map it again
  *                        PROT_READ, read it: nonzero= (bytes not zero)
+ *   churn32 SIZE N       N times mmap SIZE MAP_32BIT, touch a byte, munmap:
+ *                         lowest= highest= of the addresses (hex)
  *   map32 SIZE           mmap SIZE, touch, munmap, then mmap SIZE MAP_32BIT:
  *                        below2g= (1 if the mapping ends below 2 GiB)
  *   mseal SIZE           mmap SIZE, touch, mseal it, munmap it (munmap_rc=,
@@ -141,6 +143,25 @@ static int cmd_map32(size_t size)
 		return 0;
 	}
 	printf("addr=%p below2g=%d\n", (void *)q, (uintptr_t)q + size <= (1ull << 31));
+	return 0;
+}
+
+static int cmd_churn32(size_t size, int n)
+{
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	int i;
+	for (i = 0; i < n; i++) {
+		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+		if (p == MAP_FAILED) {
+			printf("map32_errno=%d\n", errno);
+			return 0;
+		}
+		p[0] = 1;
+		munmap(p, size);
+		lo = (uintptr_t)p < lo ? (uintptr_t)p : lo;
+		hi = (uintptr_t)p > hi ? (uintptr_t)p : hi;
+	}
+	printf("lowest=%#lx highest=%#lx\n", (unsigned long)lo, (unsigned long)hi);
 	return 0;
 }
 
@@ -542,6 +563,8 @@ int main(int argc, char **argv)
 		return cmd_roread(parse_size(argv[2]));
 	if (!strcmp(argv[1], "map32") && argc >= 3)
 		return cmd_map32(parse_size(argv[2]));
+	if (!strcmp(argv[1], "churn32") && argc >= 4)
+		return cmd_churn32(parse_size(argv[2]), atoi(argv[3]));
 	if (!strcmp(argv[1], "mseal") && argc >= 3)
 		return cmd_mseal(parse_size(argv[2]));
 	if (!strcmp(argv[1], "staleremap") && argc >= 3)
