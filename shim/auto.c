@@ -93,6 +93,7 @@
 #define STALL_NS (200ull * 1000 * 1000) /* a front that stops this long is left */
 #define POLL_MIN_NS (1ull * 1000 * 1000)
 #define POLL_MAX_NS (4ull * 1000 * 1000)
+#define EARLY_NS (16ull * 1000 * 1000) /* an untouched mapping is looked at every POLL_MIN_NS this long */
 #define FRONT_MIN (256u << 10)
 #define REJUDGE (8 * hpage_size)        /* kept huge pages: judged again every so much of the front */
 #define LEAD_MAX (64ull << 20)
@@ -1130,7 +1131,10 @@ static void poll_one(struct watch *w, uint64_t now)
 				leave_alone(w->site, AW_UNTOUCHED, (now - w->t_map) / 1000000000, 0);
 				w->live = 0;
 			}
-			w->period = w->period * 2 < POLL_MAX_NS ? w->period * 2 : POLL_MAX_NS;
+			/* (looked at often while the program may be about to fill it:
+			 * the example streamer fills 8 MiB a frame once it starts) */
+			if (now - w->t_map > EARLY_NS)
+				w->period = w->period * 2 < POLL_MAX_NS ? w->period * 2 : POLL_MAX_NS;
 			break;
 		}
 		w->t_touch = w->t_prev;
