@@ -555,10 +555,10 @@ static int batch_of(const struct kclass *c)
  * side by side (among the 2 * BATCH most recently kept), at most 2 * BATCH
  * - 1 times between whole batches (or RETRY_ASKS asks short of one), with
  * fewer than 4 * BATCH kept, and only where the cap lets one more be kept
- * (lock held).  Returns where the new region would extend the
- * longest such run downward (the caller's hint to the kernel: the first region may lie in
- * a hole of the address space, or have the shim's own memory below it),
- * or 0: take one now. */
+ * (lock held).  Returns where the new region would extend the longest
+ * such run downward (the caller's hint to the kernel: the first region
+ * may lie in a hole of the address space, or have the shim's own memory
+ * below it), or 0: take one now. */
 static uintptr_t decline_locked(struct kclass *c)
 {
 	uintptr_t st[2 * BATCH], x, low = 0;
