@@ -1,0 +1,44 @@
+#!/bin/sh
+# autoab.sh ROUNDS LIB [LIB...] -- CMD [ARGS...]: a program's wall time with
+# no shim and under `--auto` (PREFAULT_POLICY=auto; POLICY=FILE for another,
+# the same for every library) of each shim library given (builds of different commits, to compare before and after in one
+# run), sides in an order that rotates from round to round (bench/sides.sh).
+# Every side sets the same variables, with one letter changed where one must
+# not act, and a padding variable that makes the environment block the same
+# size whatever the library's path (its size alone moves run times here by
+# several percent: README, trial).  The program's output is discarded.
+# Prints each side's median wall ms and range, and for each library the
+# per-round ratio none/this (above 1: faster than no shim), median and range.
+set -e
+ROUNDS=${1:?usage: autoab.sh ROUNDS LIB [LIB...] -- CMD [ARGS...]}
+shift
+LIBS=
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+	LIBS="$LIBS${LIBS:+ }$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+	shift
+done
+[ "${1:-}" = -- ] && [ $# -gt 1 ] && [ -n "$LIBS" ] || { echo "usage: autoab.sh ROUNDS LIB [LIB...] -- CMD [ARGS...]" >&2; exit 2; }
+shift
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/sides.sh"
+PAD=$(printf '%*s' 300 '' | tr ' ' x)
+printf '%s\n' "$@" >"$T/cmd" # (the command's words, one a line)
+side() {
+	k=$1
+	set --
+	while IFS= read -r w; do set -- "$@" "$w"; done <"$T/cmd"
+	if [ "$k" -eq 0 ]; then
+		lib=$(lib_of 1) v=LX_PRELOAD p=PREFAULX_POLICY
+	else
+		lib=$(lib_of "$k") v=LD_PRELOAD p=PREFAULT_POLICY
+	fi
+	pad=$(echo "$PAD" | cut -c1-$((300 - ${#lib} - ${#POLICY})))
+	t0=$(date +%s%N)
+	env "$v=$lib" "$p=${POLICY:-auto}" PREFAULT_REPORT=none PREFAULT_BENCH_PAD="$pad" "$@" >/dev/null 2>&1
+	t1=$(date +%s%N)
+	awk -v d=$((t1 - t0)) 'BEGIN { printf "%.1f\n", d / 1e6 }'
+}
+run_rounds
+echo "autoab: $*; $ROUNDS rounds, sides in rotating order"
+print_sides ms none/this
