@@ -48,14 +48,15 @@
  * (256 pages), and each remembers what it found (a bit a page): it is
  * then taken, later, without asking.  Nothing touches a kept region, so
  * what was resident stays so or is dropped (to reclaim: then refaulting as
- * zero on the clearing store, which is correct); a run learned for a
+ * zero on the clearing store, which is correct); what was learned for a
  * region that was given back and kept anew meanwhile is refused by its
  * generation.  Where the program keeps one such region at a time (the
- * zero-fill article's churn), its first BATCH - 1 requests after the first
- * are left to the kernel, so that BATCH regions come to be kept side by
- * side; no more than that, and not where the cap or memory would not let
- * them be kept.  With swap on, nothing is remembered (a page not resident
- * may hold swapped data: zero_touched drops those).
+ * zero-fill article's churn), its next requests are left to the kernel,
+ * with a hint beside the kept ones, until BATCH are kept side by side: at
+ * most 2 * BATCH - 1 of them between whole batches (decline_locked says
+ * when more), never past 4 * BATCH kept, the cap or the budget.  With swap
+ * on, nothing is remembered (a page not resident may hold swapped data:
+ * zero_window drops those).
  *
  * Stock (carve.c): the slices of a huge-page reserve a carve rule mapped,
  * kept as regions that were never the program's.  They read zero, so the
@@ -462,15 +463,38 @@ static int resident_runs(const unsigned char *vec, size_t pages, size_t (*run)[2
 
 /* Zero what the program touched; returns the number of pages that were
  * resident (and so are again, now zero). */
-static size_t zero_touched(uintptr_t s, size_t len)
+/* Zero the pages of [base, base + pages pages) that vec says are
+ * resident (with swap on, drop the others: they may hold swapped-out
+ * data); scattered, drop it all in one call.  Returns the pages resident
+ * (and so again, now zero). */
+static size_t zero_window(uintptr_t base, const unsigned char *vec, size_t pages, int swap)
+{
+	size_t run[SCATTERED_RUNS][2], resident = 0, gap = 0;
+	int n = resident_runs(vec, pages, run, SCATTERED_RUNS), r;
+	if (n > SCATTERED_RUNS) { /* many places: one call drops them all */
+		sys_madvise((void *)base, pages * page_size, MADV_DONTNEED);
+		return 0;
+	}
+	for (r = 0; r <= n; r++) {
+		size_t end = r < n ? run[r][0] : pages;
+		if (swap && end > gap)
+			sys_madvise((void *)(base + gap * page_size), (end - gap) * page_size, MADV_DONTNEED);
+		if (r < n) {
+			memset((void *)(base + run[r][0] * page_size), 0, (run[r][1] - run[r][0]) * page_size);
+			resident += run[r][1] - run[r][0];
+			gap = run[r][1];
+		}
+	}
+	return resident;
+}
+
+static size_t zero_touched(uintptr_t s, size_t len, int swap)
 {
 	unsigned char vec[256];
-	size_t run[SCATTERED_RUNS][2], resident = 0, done = 0;
-	int swap = swap_in_use();
+	size_t resident = 0, done = 0;
 	while (done < len) {
-		size_t pages = (len - done) / page_size, gap = 0;
+		size_t pages = (len - done) / page_size;
 		uintptr_t base = s + done;
-		int n, r;
 		if (pages > sizeof vec)
 			pages = sizeof vec;
 		if (sys_mincore((void *)base, pages * page_size, vec) != 0) {
@@ -478,23 +502,7 @@ static size_t zero_touched(uintptr_t s, size_t len)
 			sys_madvise((void *)base, len - done, MADV_DONTNEED);
 			return resident;
 		}
-		n = resident_runs(vec, pages, run, SCATTERED_RUNS);
-		if (n > SCATTERED_RUNS) { /* many places: one call drops them all */
-			sys_madvise((void *)base, pages * page_size, MADV_DONTNEED);
-			done += pages * page_size;
-			continue;
-		}
-		for (r = 0; r <= n; r++) {
-			size_t end = r < n ? run[r][0] : pages;
-			/* A page that is not resident may hold swapped-out data. */
-			if (swap && end > gap)
-				sys_madvise((void *)(base + gap * page_size), (end - gap) * page_size, MADV_DONTNEED);
-			if (r < n) {
-				memset((void *)(base + run[r][0] * page_size), 0, (run[r][1] - run[r][0]) * page_size);
-				resident += run[r][1] - run[r][0];
-				gap = run[r][1];
-			}
-		}
+		resident += zero_window(base, vec, pages, swap);
 		done += pages * page_size;
 	}
 	return resident;
@@ -605,7 +613,7 @@ static size_t zero_batch(struct kclass *c, struct kept *t, int swap)
 		uint32_t gen;
 	} b[2 * BATCH], x;
 	unsigned char vec[BATCH_PAGES];
-	size_t run[SCATTERED_RUNS][2], resident = 0, len = c->len, per = len / page_size;
+	size_t run[SCATTERED_RUNS][2], len = c->len, per = len / page_size;
 	uintptr_t lo, hi, ts = t->node.start;
 	struct kept *k;
 	int n = 0, seen = 0, i, j, want = batch_of(c), r;
@@ -668,17 +676,7 @@ static size_t zero_batch(struct kclass *c, struct kept *t, int swap)
 		k->known = 1;
 	}
 	spin_unlock(&S.klock);
-	/* t itself */
-	r = resident_runs(vec + (ts - lo) / page_size, per, run, SCATTERED_RUNS);
-	if (r > SCATTERED_RUNS) { /* many places: one call drops them all */
-		sys_madvise((void *)ts, len, MADV_DONTNEED);
-		return 0;
-	}
-	for (i = 0; i < r; i++) {
-		memset((void *)(ts + run[i][0] * page_size), 0, (run[i][1] - run[i][0]) * page_size);
-		resident += run[i][1] - run[i][0];
-	}
-	return resident;
+	return zero_window(ts, vec + (ts - lo) / page_size, per, 0); /* t itself (no swap here) */
 }
 
 uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident, uintptr_t *beside)
@@ -692,11 +690,20 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 	uint64_t res[KNOWN_PAGES / 64];
 	if (!recycle_any())
 		return 0;
-	swap = swap_in_use(); /* (read once, never under the lock: it may open a file) */
+again:
 	spin_lock(&S.klock);
 	c = class_of(rule, len, prot, flags, 0);
 	if (c && c->top)
 		k = pick_locked(c);
+	/* Swap matters only to a region that must be asked about; it is read
+	 * once, and never under the lock (it may open a file). */
+	swap = __atomic_load_n(&S.swap_on, __ATOMIC_RELAXED);
+	if (k && swap < 0 && needs_asking(k)) {
+		spin_unlock(&S.klock);
+		swap_in_use();
+		k = NULL;
+		goto again;
+	}
 	if (k && beside && !swap && needs_asking(k) && (*beside = decline_locked(c)) != 0)
 		k = NULL;
 	if (!k) {
@@ -713,7 +720,7 @@ uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *reside
 		t0 = os_now_ns();
 		*resident = zero_batch(c, k, swap);
 		if (*resident == NOT_ASKED)
-			*resident = zero_touched(a, len);
+			*resident = zero_touched(a, len, swap);
 		goto cleared;
 	}
 	if (known)
