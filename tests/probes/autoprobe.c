@@ -102,6 +102,15 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Write a byte at q, then wait ms (busy, as a program filling at that pace). */
+static void write_paced(char *q, double ms)
+{
+	double t;
+	*q = 1;
+	for (t = now_ms(); now_ms() < t + ms;)
+		;
+}
+
 int main(int argc, char **argv)
 {
 	pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -175,11 +184,8 @@ int main(int argc, char **argv)
 				x += i * x + 1;
 		f = faults_of(RUSAGE_THREAD);
 		if (pace > 0)
-			for (i = 0; i < size; i += pg) {
-				p[i] = 1;
-				for (t0 = now_ms(); now_ms() < t0 + pace;)
-					;
-			}
+			for (i = 0; i < size; i += pg)
+				write_paced(p + i, pace);
 		else
 			write_pages(p, size, 1);
 		f = faults_of(RUSAGE_THREAD) - f;
@@ -187,20 +193,14 @@ int main(int argc, char **argv)
 		printf("fill_faults=%ld mapping=%s\n", f, where);
 	} else if (argc >= 6 && !strcmp(argv[1], "ends")) {
 		size_t size = parse_size(argv[2]), front = parse_size(argv[3]), back = parse_size(argv[4]), i;
-		double us = atof(argv[5]) / 1000, t;
+		double us = atof(argv[5]) / 1000;
 		char *p = probe_map(size);
 		long f;
-		for (i = 0; i < front; i += pg) {
-			p[i] = 1;
-			for (t = now_ms(); now_ms() < t + us;)
-				;
-		}
+		for (i = 0; i < front; i += pg)
+			write_paced(p + i, us);
 		f = faults_of(RUSAGE_THREAD);
-		for (i = pg; i <= back; i += pg) {
-			p[size - i] = 1;
-			for (t = now_ms(); now_ms() < t + us;)
-				;
-		}
+		for (i = pg; i <= back; i += pg)
+			write_paced(p + size - i, us);
 		printf("back_faults=%ld\n", faults_of(RUSAGE_THREAD) - f);
 	} else {
 		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends ... (see autoprobe.c)\n");
