@@ -21,7 +21,7 @@
 int profiling;
 struct profile_state P = {
 	.period = 1,
-	.live_slab = { sizeof(struct live), NULL, NULL, NULL, 0 },
+	.live_slab = { sizeof(struct live), NULL, NULL, NULL, 0, NULL, 1 }, /* (want: the first spare) */
 };
 /* Ranges recently gone: samples are read a little late. */
 static struct live grave[GRAVE];
@@ -125,9 +125,20 @@ enum gone {
 	             * mapping's, so nothing is counted */
 };
 
-/* Remove what overlaps [s, e) from t, counting touched bytes and unmaps
- * (GONE_UNMAP), remembering the ranges for late samples.  live_lock held. */
-static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, enum gone how)
+/* A range unmapped, its touched bytes still to count (count_touched). */
+struct piece {
+	uintptr_t s, e;
+	uint32_t site;
+};
+#define PIECES 16
+
+/* Remove what overlaps [s, e) from t, remembering the ranges for late
+ * samples.  GONE_UNMAP: unmaps counted, and the pieces whose touched bytes
+ * are to be counted go to out (*nout of them), for the caller to count
+ * with the lock let go (count_touched: mincore is a system call, and every
+ * mmap and munmap of the program waits for this lock); at most PIECES,
+ * then 1 is returned with more to remove.  live_lock held. */
+static int live_remove(struct rtree *t, uintptr_t s, uintptr_t e, enum gone how, struct piece *out, unsigned *nout)
 {
 	struct rnode *n = rt_first(t, s);
 	while (n && n->start < e) {
@@ -136,7 +147,11 @@ static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, enum gone how
 		struct site *st = &P.sites[l->site];
 		struct rnode *next = rt_next(t, n);
 		if (how == GONE_UNMAP) {
-			__atomic_fetch_add(&st->touched, resident_bytes(os, oe), __ATOMIC_RELAXED);
+			if (*nout == PIECES)
+				return 1;
+			out[*nout].s = os;
+			out[*nout].e = oe;
+			out[(*nout)++].site = l->site;
 			__atomic_fetch_add(&st->unmaps, 1, __ATOMIC_RELAXED);
 		}
 		grave[P.grave_next % GRAVE] = *l;
@@ -156,13 +171,24 @@ static void live_remove(struct rtree *t, uintptr_t s, uintptr_t e, enum gone how
 		}
 		n = next;
 	}
+	return 0;
+}
+
+/* The touched bytes of the pieces live_remove took out, with no lock held
+ * (their pages are still there: the program unmaps or frees them after). */
+static void count_touched(const struct piece *pc, unsigned n)
+{
+	unsigned i;
+	for (i = 0; i < n; i++)
+		__atomic_fetch_add(&P.sites[pc[i].site].touched, resident_bytes(pc[i].s, pc[i].e), __ATOMIC_RELAXED);
 }
 
 void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, unsigned mk, unsigned pk)
 {
 	uint32_t s = site_of((uintptr_t)ret, call, len, mk, pk);
+	slab_refill(&P.live_slab, &P.live_lock); /* (ranges.h: never under the lock) */
 	spin_lock(&P.live_lock);
-	live_remove(&P.live_maps, start, start + len, GONE_OVER); /* MAP_FIXED over old ones */
+	live_remove(&P.live_maps, start, start + len, GONE_OVER, NULL, NULL); /* MAP_FIXED over old ones */
 	live_insert(&P.live_maps, start, start + len, s);
 	changed();
 	spin_unlock(&P.live_lock);
@@ -170,10 +196,18 @@ void tables_map(uintptr_t start, size_t len, unsigned call, const void *ret, uns
 
 void tables_unmap(uintptr_t start, size_t len)
 {
-	spin_lock(&P.live_lock);
-	live_remove(&P.live_maps, start, start + len, GONE_UNMAP);
-	changed();
-	spin_unlock(&P.live_lock);
+	struct piece pc[PIECES];
+	unsigned n;
+	int more;
+	do {
+		n = 0;
+		slab_refill(&P.live_slab, &P.live_lock); /* (ranges.h: never under the lock) */
+		spin_lock(&P.live_lock);
+		more = live_remove(&P.live_maps, start, start + len, GONE_UNMAP, pc, &n);
+		changed();
+		spin_unlock(&P.live_lock);
+		count_touched(pc, n);
+	} while (more);
 }
 
 #define MOVES 16 /* live ranges one mremap carries (one mapping: rarely more than 1) */
@@ -188,6 +222,7 @@ void tables_remap(uintptr_t old, size_t oldlen, uintptr_t dst, size_t newlen, in
 		oe = old + newlen;
 		keep_old = 1;
 	}
+	slab_refill(&P.live_slab, &P.live_lock); /* (ranges.h: never under the lock) */
 	spin_lock(&P.live_lock);
 	for (n = rt_first(&P.live_maps, old); n && n->start < oe; n = rt_next(&P.live_maps, n)) {
 		if (k == MOVES) {
@@ -202,8 +237,8 @@ void tables_remap(uintptr_t old, size_t oldlen, uintptr_t dst, size_t newlen, in
 		k++;
 	}
 	if (!keep_old)
-		live_remove(&P.live_maps, old, oe, GONE_OVER);
-	live_remove(&P.live_maps, dst, ne, GONE_OVER); /* MREMAP_FIXED over old ones */
+		live_remove(&P.live_maps, old, oe, GONE_OVER, NULL, NULL);
+	live_remove(&P.live_maps, dst, ne, GONE_OVER, NULL, NULL); /* MREMAP_FIXED over old ones */
 	spin_lock(&P.site_lock);
 	for (i = 0; i < k; i++) {
 		uintptr_t s = moved[i].node.start - old + dst, e = moved[i].node.end - old + dst, len0;
@@ -230,6 +265,7 @@ void tables_block(const void *p, size_t len, const void *ret)
 	if (len < PROFILE_MALLOC_MIN)
 		return;
 	s = site_of((uintptr_t)ret, CALL_MALLOC, len, MK_ANON | MK_PRIVATE, PK_READ | PK_WRITE);
+	slab_refill(&P.live_slab, &P.live_lock); /* (ranges.h: never under the lock) */
 	spin_lock(&P.live_lock);
 	live_insert(&P.live_blocks, (uintptr_t)p, (uintptr_t)p + len, s);
 	changed();
@@ -239,15 +275,18 @@ void tables_block(const void *p, size_t len, const void *ret)
 void tables_free(const void *p)
 {
 	struct rnode *n;
+	struct piece pc[PIECES];
+	unsigned k = 0;
 	if (!__atomic_load_n(&P.live_blocks.n, __ATOMIC_RELAXED))
 		return;
 	spin_lock(&P.live_lock);
 	n = rt_find(&P.live_blocks, (uintptr_t)p);
 	if (n) {
-		live_remove(&P.live_blocks, n->start, n->end, GONE_UNMAP);
+		(void)live_remove(&P.live_blocks, n->start, n->end, GONE_UNMAP, pc, &k); /* (one block: one piece) */
 		changed();
 	}
 	spin_unlock(&P.live_lock);
+	count_touched(pc, k);
 }
 
 /* Was l there at time t (0: unknown)?  A sample read late may be of an

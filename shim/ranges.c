@@ -143,16 +143,38 @@ void *slab_get(struct slab *s)
 		return p;
 	}
 	if (s->cur == NULL || s->cur + s->size > s->end) {
-		char *c = sys_mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (c == MAP_FAILED)
+		/* (the spare is asked for again either way: slab_refill) */
+		__atomic_store_n(&s->want, 1, __ATOMIC_RELAXED);
+		if (!s->spare)
 			return NULL;
-		s->cur = c;
-		s->end = c + CHUNK;
+		s->cur = s->spare;
+		s->end = s->spare + CHUNK;
+		s->spare = NULL;
 		s->chunks++;
 	}
 	p = s->cur;
 	s->cur += (s->size + 15) & ~(size_t)15;
 	return p;
+}
+
+int slab_refill(struct slab *s, spin_t *lock)
+{
+	char *c;
+	if (!__atomic_load_n(&s->want, __ATOMIC_RELAXED))
+		return 0;
+	c = sys_mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		return -1;
+	spin_lock(lock);
+	if (!s->spare) {
+		s->spare = c;
+		c = NULL;
+	}
+	__atomic_store_n(&s->want, 0, __ATOMIC_RELAXED);
+	spin_unlock(lock);
+	if (c) /* (another thread mapped one meanwhile) */
+		sys_munmap(c, CHUNK);
+	return 0;
 }
 
 void slab_put(struct slab *s, void *p)

@@ -7,10 +7,13 @@
  * unmaps near the same addresses (most do) finds them near the root.  Nodes
  * are embedded in the caller's records (put the rnode first) and come from
  * a slab that grows with sys_mmap, never malloc.  No locking: each table is
- * guarded by its owner's lock.  Calls only glue.h.
+ * guarded by its owner's lock, and the slab never makes a system call
+ * under it (slab_refill maps with no lock held).  Calls only glue.h and
+ * lock.h.
  */
 #ifndef PREFAULT_RANGES_H
 #define PREFAULT_RANGES_H
+#include "lock.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,15 +38,29 @@ struct rnode *rt_find(struct rtree *t, uintptr_t start);
 void rt_insert(struct rtree *t, struct rnode *n);
 void rt_remove(struct rtree *t, struct rnode *n);
 
-/* Fixed-size records, from 64 KiB chunks mapped on demand; a free list of
- * records given back.  Memory is never returned to the system (it is
- * reused), and a fork child has its own copy. */
+/* Fixed-size records, from 64 KiB chunks; a free list of records given
+ * back.  Memory is never returned to the system (it is reused), and a fork
+ * child has its own copy.  A chunk is mapped ahead, with no lock held: a
+ * system call under a lock a wrapper takes would make every other thread
+ * that wants it spin for as long as the kernel takes (mmap waits for the
+ * address space's lock, which a populate on a worker can hold for
+ * milliseconds). */
 struct slab {
 	size_t size;          /* record size, set before first use */
 	void *free;
 	char *cur, *end;
 	size_t chunks;
+	char *spare;          /* the next chunk, mapped by slab_refill */
+	int want;             /* slab_get took the spare, or found none (atomic) */
 };
-void *slab_get(struct slab *s); /* NULL if the system has no memory */
+/* Under the owner's lock; never a system call.  NULL when the records and
+ * the spare chunk are used up: then the caller releases its lock, calls
+ * slab_refill and may try again. */
+void *slab_get(struct slab *s);
 void slab_put(struct slab *s, void *p);
+/* With no lock held (lock: the owner's): maps the spare chunk slab_get
+ * asked for.  One relaxed load when none is asked for, so callers make it
+ * after every unlock that followed a slab_get.  0, or -1 if the system has
+ * no memory. */
+int slab_refill(struct slab *s, spin_t *lock);
 #endif

@@ -141,8 +141,8 @@ static struct {
 	int tight;
 	int limited;
 } S = {
-	.kslab = { sizeof(struct kept), NULL, NULL, NULL, 0 },
-	.cslab = { sizeof(struct kclass), NULL, NULL, NULL, 0 },
+	.kslab = { sizeof(struct kept), NULL, NULL, NULL, 0, NULL, 1 },
+	.cslab = { sizeof(struct kclass), NULL, NULL, NULL, 0, NULL, 1 },
 	.swap_on = -1,
 	.total_cap = UINT64_MAX,
 };
@@ -209,6 +209,12 @@ static struct kclass *class_of(int rule, size_t len, int prot, int flags, int ma
 	c->next = *b;
 	*b = c;
 	return c;
+}
+
+/* After klock is let go: map the chunks slab_get asked for (ranges.h). */
+static int refill(void)
+{
+	return slab_refill(&S.kslab, &S.klock) | slab_refill(&S.cslab, &S.klock);
 }
 
 /* Take k out of the tree and its list (lock held); its bytes are no longer
@@ -354,7 +360,7 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 	struct figs_rule *rs = &g_stats.rules[rule];
 	struct kclass *c;
 	struct kept *k;
-	int free_it;
+	int free_it, tries;
 	if (!(prot & PROT_WRITE)) /* nothing to gain, and it could not be zeroed */
 		return 0;
 	if (__atomic_load_n(&S.limited, __ATOMIC_RELAXED)) { /* kept regions would count against it */
@@ -385,11 +391,28 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 		st_add(&rs->recycle_dropped, 1);
 		return 0;
 	}
-	spin_lock(&S.klock);
-	if (kept_bytes[rule] + len > rule_max[rule] || S.kept_total + len > S.total_cap ||
-	    !(c = class_of(rule, len, prot, flags, 1)) ||
-	    !(k = slab_get(&S.kslab))) {
+	for (tries = 0;; tries++) {
+		spin_lock(&S.klock);
+		if (kept_bytes[rule] + len > rule_max[rule] || S.kept_total + len > S.total_cap) {
+			c = NULL;
+			k = NULL;
+			break;
+		}
+		c = class_of(rule, len, prot, flags, 1);
+		k = c ? slab_get(&S.kslab) : NULL;
+		if (k || tries)
+			break;
+		/* out of records: a chunk mapped with no lock held (ranges.h) */
 		spin_unlock(&S.klock);
+		if (refill() != 0) {
+			budget_release(len);
+			st_add(&rs->recycle_dropped, 1);
+			return 0;
+		}
+	}
+	if (!k) {
+		spin_unlock(&S.klock);
+		refill();
 		budget_release(len);
 		st_add(&rs->recycle_dropped, 1);
 		return 0;
@@ -404,6 +427,7 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 	if (kept_bytes[rule] > st_get(&rs->recycle_peak_bytes))
 		__atomic_store_n(&rs->recycle_peak_bytes, kept_bytes[rule], __ATOMIC_RELAXED);
 	spin_unlock(&S.klock);
+	refill();
 	st_add(&rs->recycle_kept, 1);
 	return 1;
 }
@@ -417,19 +441,28 @@ size_t recycle_stock(uintptr_t start, size_t total, size_t len, int rule, int pr
 {
 	struct kclass *c;
 	size_t n = 0;
-	spin_lock(&S.klock);
+	int more;
 	/* From the top down, each on top of the list: the lowest is handed out
-	 * first, so a reserve fills up from its start. */
-	if ((c = class_of(rule, len, prot, flags, 1))) {
-		while ((n + 1) * len <= total) {
-			struct kept *k = slab_get(&S.kslab);
-			if (!k)
-				break;
-			n++;
-			push_locked(c, k, start + total - n * len, len, 0, 1);
+	 * first, so a reserve fills up from its start.  Out of records: the
+	 * lock is let go while a chunk is mapped (ranges.h), and taken again. */
+	do {
+		more = 0;
+		spin_lock(&S.klock);
+		if ((c = class_of(rule, len, prot, flags, 1))) {
+			while ((n + 1) * len <= total) {
+				struct kept *k = slab_get(&S.kslab);
+				if (!k) {
+					more = 1;
+					break;
+				}
+				n++;
+				push_locked(c, k, start + total - n * len, len, 0, 1);
+			}
+		} else {
+			more = 1; /* (no record for the class either) */
 		}
-	}
-	spin_unlock(&S.klock);
+		spin_unlock(&S.klock);
+	} while (refill() == 0 && more && (n + 1) * len <= total);
 	return n;
 }
 

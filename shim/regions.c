@@ -43,7 +43,7 @@ static struct {
 	struct btab *table; /* in use (published with release) */
 	size_t nblk;
 	uint32_t blk_seq;   /* odd while the table changes */
-} S = { .b_limit = UINT64_MAX, .reg_slab = { sizeof(struct reg), NULL, NULL, NULL, 0 } };
+} S = { .b_limit = UINT64_MAX, .reg_slab = { sizeof(struct reg), NULL, NULL, NULL, 0, NULL, 1 } };
 
 /* ---- the budget ---- */
 
@@ -178,12 +178,16 @@ static uint64_t forget_locked(uintptr_t start, uintptr_t end)
 int regions_add(const struct region *in)
 {
 	struct reg *r;
-	spin_lock(&S.reg_lock);
-	budget_release(forget_locked(in->start, in->end)); /* stale entries */
-	r = slab_get(&S.reg_slab);
-	if (!r) {
+	int tries;
+	for (tries = 0;; tries++) {
+		spin_lock(&S.reg_lock);
+		budget_release(forget_locked(in->start, in->end)); /* stale entries */
+		if ((r = slab_get(&S.reg_slab)))
+			break;
+		/* out of records: a chunk mapped with no lock held (ranges.h) */
 		spin_unlock(&S.reg_lock);
-		return -1;
+		if (tries || slab_refill(&S.reg_slab, &S.reg_lock) != 0)
+			return -1;
 	}
 	r->node.start = in->start;
 	r->node.end = in->end;
@@ -197,6 +201,7 @@ int regions_add(const struct region *in)
 	if (in->flags & RF_LOCKED)
 		__atomic_fetch_add(&S.nlocked, 1, __ATOMIC_RELAXED);
 	spin_unlock(&S.reg_lock);
+	slab_refill(&S.reg_slab, &S.reg_lock);
 	return 0;
 }
 
@@ -270,6 +275,7 @@ uint64_t regions_forget(uintptr_t start, size_t len)
 	spin_lock(&S.reg_lock);
 	released = forget_locked(start, start + len);
 	spin_unlock(&S.reg_lock);
+	slab_refill(&S.reg_slab, &S.reg_lock); /* (a split may have used the spare) */
 	budget_release(released);
 	return released;
 }
@@ -330,20 +336,35 @@ static void blk_place(struct btab *t, const struct block *b)
 	put(&t->slot[i], b);
 }
 
-/* Double the table (from 1024 slots); -1 if there is no memory. */
-static int blk_grow(void)
+/* A table of cap slots holding what S.table holds, mapped with no lock
+ * held (a system call under blk_lock would make every free of a tracked
+ * block wait for the kernel); MAP_FAILED if there is no memory.  The copy
+ * is made under the lock by blk_swap. */
+static struct btab *blk_map(size_t cap)
 {
-	size_t cap = S.table ? S.table->cap * 2 : 1024, i;
 	struct btab *t = sys_mmap(NULL, sizeof *t + cap * sizeof t->slot[0], PROT_READ | PROT_WRITE,
 	                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t == MAP_FAILED)
-		return -1;
-	t->cap = cap;
+	if (t != MAP_FAILED)
+		t->cap = cap;
+	return t;
+}
+
+/* blk_lock held: does the table need to grow before one more block? */
+static int blk_full(void) { return !S.table || (S.nblk + 1) * 4 > S.table->cap * 3; }
+static size_t blk_next_cap(void) { return S.table ? S.table->cap * 2 : 1024; }
+
+/* blk_lock held: t (blk_map) takes the table's place if it is the size
+ * wanted now; returns t if it did not (the caller unmaps it). */
+static struct btab *blk_swap(struct btab *t)
+{
+	size_t i;
+	if (!blk_full() || t->cap != blk_next_cap())
+		return t; /* (another thread grew it meanwhile) */
 	for (i = 0; S.table && i < S.table->cap; i++)
 		if (S.table->slot[i].key)
 			blk_place(t, &S.table->slot[i]);
 	__atomic_store_n(&S.table, t, __ATOMIC_RELEASE); /* the old one stays mapped: see above */
-	return 0;
+	return NULL;
 }
 
 /* Widen the published bounds to take in p (lock held). */
@@ -374,9 +395,18 @@ int blocks_add(const void *p, const struct region *r)
 {
 	struct block b;
 	spin_lock(&S.blk_lock);
-	if ((!S.table || (S.nblk + 1) * 4 > S.table->cap * 3) && blk_grow() < 0) {
+	while (blk_full()) { /* (grown with the lock let go) */
+		struct btab *t;
+		size_t cap = blk_next_cap();
 		spin_unlock(&S.blk_lock);
-		return -1;
+		if ((t = blk_map(cap)) == MAP_FAILED)
+			return -1;
+		spin_lock(&S.blk_lock);
+		if ((t = blk_swap(t))) {
+			spin_unlock(&S.blk_lock);
+			sys_munmap(t, sizeof *t + t->cap * sizeof t->slot[0]);
+			spin_lock(&S.blk_lock);
+		}
 	}
 	b.key = p;
 	b.start = r->start;
