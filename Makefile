@@ -23,7 +23,7 @@ WARN += -Werror -Wpointer-arith -Wcast-align -Wwrite-strings -Wundef -Wformat=2 
 endif
 
 ifneq ($(SANITIZE),)
-SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -DPF_LOCK_CHECK
 BUILD ?= build-$(subst $(comma),-,$(SANITIZE))
 else
 BUILD ?= build

@@ -19,6 +19,7 @@
 #include "auto.h"
 #include "defs.h"
 #include "fork.h"
+#include "lock.h"
 #include "match.h"
 #include "os.h"
 #include "policy_file.h"
@@ -352,10 +353,12 @@ void shim_child_off(void)
 static void atfork_child(void)
 {
 	int i;
+	LOCK_HELD_SET(-(1 << 20)); /* (lock.h) */
 	if (fork_nested) {
 		fork_nested = 0;
 		shim_child_off();
 		shim_guard--;
+		LOCK_HELD_SET(0);
 		return;
 	}
 	/* The child is a new process: it reports for itself, from now on.  Its
@@ -364,6 +367,7 @@ static void atfork_child(void)
 	glue_atfork_child();
 	for (i = NHOOKS - 1; i >= 0; i--)
 		atfork_hooks[i](FORK_CHILD);
+	LOCK_HELD_SET(0);
 	shim_guard--;
 	__atomic_store_n(&S.reported, 0, __ATOMIC_RELAXED);
 	/* The child's fault counts start from zero at fork (the kernel resets
@@ -431,6 +435,8 @@ void shim_report(void)
 	struct guard g;
 	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) != SHIM_ON)
 		return;
+	if (shim_guard) /* (see below: those locks are not the report's, and lock.h's count stops) */
+		LOCK_HELD_SET(-(1 << 20));
 	/* A vfork child shares our memory and must not write our report. */
 	if (sys_getpid() != pinfo.pid)
 		return;

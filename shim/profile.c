@@ -76,14 +76,14 @@ void profile_atfork(int who)
 	if (!profiling)
 		return;
 	if (who == FORK_PREPARE) {
-		spin_lock(&P.drain_lock);
+		slow_lock(&P.drain_lock);
 		spin_lock(&P.live_lock);
 		spin_lock(&P.site_lock);
 		P.fork_t0 = os_now_ns(); /* (the child's start; no clock read in it) */
 	} else if (who == FORK_PARENT) {
 		spin_unlock(&P.site_lock);
 		spin_unlock(&P.live_lock);
-		spin_unlock(&P.drain_lock);
+		slow_unlock(&P.drain_lock);
 	} else {
 		/* The child is a process of its own, with the parent's mappings.
 		 * It keeps the settings, the live ranges and the sites (their
@@ -207,10 +207,10 @@ static void snapshot(void)
 	struct profile_counts c;
 	uint64_t t0 = os_now_ns(), t1;
 	int refused = 0;
-	if (!spin_lock_bounded(&P.write_lock, 0))
+	if (!slow_lock_bounded(&P.write_lock, 0))
 		return; /* (the exit is writing) */
 	if (!__atomic_load_n(&P.my.final, __ATOMIC_ACQUIRE) && tables_live_touched(&P.my.final) == 0) {
-		spin_lock(&P.drain_lock);
+		slow_lock(&P.drain_lock);
 		sample_drain_locked(1);
 		sample_reader_count();
 		/* Each side sets its flag, then reads the other's: either this
@@ -225,9 +225,9 @@ static void snapshot(void)
 			sample_reader_count(); /* (the writing's faults: the shim's) */
 		}
 		__atomic_store_n(&P.my.writing, 0, __ATOMIC_RELEASE);
-		spin_unlock(&P.drain_lock);
+		slow_unlock(&P.drain_lock);
 	}
-	spin_unlock(&P.write_lock);
+	slow_unlock(&P.write_lock);
 	t1 = os_now_ns();
 	P.my.snap_next = t1 + ((t1 - t0) * SNAP_COST > SNAP_NS ? (t1 - t0) * SNAP_COST : SNAP_NS);
 	if (refused) /* (no use writing it again each second: the exit tries once more) */
@@ -244,9 +244,9 @@ static uint64_t changes(void)
 static void *reader_main(void *arg)
 {
 	pid_t mine = (pid_t)(uintptr_t)arg;
-	spin_lock(&P.drain_lock);
+	slow_lock(&P.drain_lock);
 	sample_reader_count(); /* its start: the new stack, its TLS */
-	spin_unlock(&P.drain_lock);
+	slow_unlock(&P.drain_lock);
 	for (;;) {
 		uint32_t seen = __atomic_load_n(&P.my.reader_wake, __ATOMIC_ACQUIRE);
 		uint64_t now, ch;
@@ -254,11 +254,11 @@ static void *reader_main(void *arg)
 		glue_wait(&P.my.reader_wake, seen, P.my.perf_ok == 1 ? READ_NS : SNAP_NS);
 		if (glue_leaving() || sys_getpid() != mine)
 			break;
-		spin_lock(&P.drain_lock);
+		slow_lock(&P.drain_lock);
 		sample_drain_locked(0);
 		sample_reader_count();
 		ch = changes();
-		spin_unlock(&P.drain_lock);
+		slow_unlock(&P.drain_lock);
 		now = os_now_ns();
 		if (now >= P.my.snap_next && ch != P.my.snap_seen) {
 			P.my.snap_seen = ch;
@@ -305,15 +305,15 @@ void profile_finish(int may_wait)
 	 * never an exit that waits forever.  (A snapshot that holds write_lock
 	 * without writing will not write: it sees P.my.final first.) */
 	__atomic_store_n(&P.my.final, 1, __ATOMIC_SEQ_CST);
-	wr = spin_lock_bounded(&P.write_lock, may_wait);
+	wr = slow_lock_bounded(&P.write_lock, may_wait);
 	if (!wr && __atomic_load_n(&P.my.writing, __ATOMIC_SEQ_CST)) {
 		/* A snapshot is being written (it waits for nothing): let it end.
 		 * Never write beside it: the file's buffers are one. */
-		wr = spin_lock_bounded(&P.write_lock, 1);
+		wr = slow_lock_bounded(&P.write_lock, 1);
 		if (!wr)
 			return; /* (its file is not renamed: the last snapshot stays) */
 	}
-	drain = spin_lock_bounded(&P.drain_lock, may_wait);
+	drain = slow_lock_bounded(&P.drain_lock, may_wait);
 	live = spin_lock_bounded(&P.live_lock, may_wait);
 	if (live) /* (free: no frame of this thread holds it, so waiting for it is safe) */
 		spin_unlock(&P.live_lock);
@@ -326,7 +326,7 @@ void profile_finish(int may_wait)
 	live = wr && live && tables_live_touched(NULL) == 0;
 	(void)write_file(&c, 0, live);
 	if (drain)
-		spin_unlock(&P.drain_lock);
+		slow_unlock(&P.drain_lock);
 	if (wr)
-		spin_unlock(&P.write_lock);
+		slow_unlock(&P.write_lock);
 }

@@ -317,13 +317,13 @@ static void thread_gone(void *slot)
 {
 	struct pthr *t = slot;
 	struct guard g = guard_enter();
-	spin_lock(&P.drain_lock);
+	slow_lock(&P.drain_lock);
 	/* (its faults from here to its end are not sampled: what it took
 	 * is all read or lost when its ring is freed) */
 	if (__atomic_load_n(&t->used, __ATOMIC_ACQUIRE) == 1)
 		event_ctl(t, PERF_EVENT_IOC_DISABLE);
 	release_slot(t, 1);
-	spin_unlock(&P.drain_lock);
+	slow_unlock(&P.drain_lock);
 	guard_leave(g);
 }
 

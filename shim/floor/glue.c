@@ -98,9 +98,32 @@ static const short sc_nr[SC_COUNT] = { PF_SYSCALLS(PF_SC_NR) };
 #undef PF_SC_NR
 uint64_t glue_sc[SC_COUNT];
 
+#ifdef PF_LOCK_CHECK
+TLS int glue_locks_held;
+
+static void __attribute__((noinline, cold)) lock_check_failed(enum sc k)
+{
+	static const char m[] = "prefault: lock check: a system call with a shim lock held: ";
+	long w[6] = { 2, (long)m, sizeof m - 1, 0, 0, 0 };
+	glue_syscall6(SYS_write, w);
+	w[1] = (long)sc_names[k];
+	w[2] = (long)strlen(sc_names[k]);
+	glue_syscall6(SYS_write, w);
+	w[1] = (long)"\n";
+	w[2] = 1;
+	glue_syscall6(SYS_write, w);
+	__builtin_trap();
+}
+#endif
+
 long sys_n(enum sc k, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	long a[6] = { a0, a1, a2, a3, a4, a5 };
+#ifdef PF_LOCK_CHECK
+	/* (sched_yield: spin_lock's own wait for a second lock) */
+	if (glue_locks_held > 0 && k != SC_sched_yield)
+		lock_check_failed(k);
+#endif
 	sc_note(k);
 	return glue_syscall6(sc_nr[k], a);
 }
