@@ -35,6 +35,7 @@ struct site {
 	 * to the counter, so that a file written again counts them once. */
 	uint64_t live_touched;
 	uint64_t live_huge; /* ... and their AnonHugePages (smaps), the same way */
+	/* (tables_site_copy copies a site field by field: a new one goes there too) */
 };
 
 /* A live mapping or block, or one recently gone (late samples still land). */

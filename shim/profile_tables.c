@@ -35,10 +35,23 @@ void tables_init(void)
 }
 
 unsigned tables_nsites(void) { return P.nsites; }
+/* The site lock keeps a site's identity and sizes whole; its counters are
+ * added to without it (unmaps and touched bytes at munmap, faults by the
+ * reader), so they are read as the atomics they are. */
 void tables_site_copy(unsigned i, struct site *out, int may_wait)
 {
+	const struct site *s = &P.sites[P.used[i]];
 	int got = spin_lock_bounded(&P.site_lock, may_wait);
-	*out = P.sites[P.used[i]];
+	out->ret = s->ret;
+	out->call = s->call;
+	out->klass = s->klass;
+	out->mk = s->mk;
+	out->pk = s->pk;
+#define SITE_LOAD(m, key, merge) out->m = __atomic_load_n(&s->m, __ATOMIC_RELAXED);
+	PROFILE_SITE_COUNTS(SITE_LOAD)
+#undef SITE_LOAD
+	out->live_touched = s->live_touched;
+	out->live_huge = s->live_huge;
 	if (got)
 		spin_unlock(&P.site_lock);
 }
