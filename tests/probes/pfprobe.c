@@ -100,6 +100,7 @@
  *   stack KB              a new thread's first call uses KB of stack: faults=
  *   stackmain KB          the same in the main thread
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <pthread.h>
@@ -826,13 +827,43 @@ static int m_vmlck(int argc UNUSED, char **argv UNUSED)
 	return 0;
 }
 
+/* Every thread but this one asleep (S): a worker of the shim's that has
+ * populated the last page counts it after its madvise returns, so "all
+ * resident" comes before the figures the report will show. */
+static int others_asleep(void)
+{
+	char path[64], buf[256], *st;
+	struct dirent *e;
+	int ok = 1, fd;
+	long n;
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 1;
+	while (ok && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || atol(e->d_name) == (long)getpid())
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+		if ((fd = open(path, O_RDONLY)) < 0)
+			continue;
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		st = strrchr(buf, ')');
+		ok = !st || st[1] != ' ' || st[2] == 'S';
+	}
+	closedir(d);
+	return ok;
+}
+
 static int m_thp(int argc UNUSED, char **argv UNUSED)
 {
 	size_t size = parse_size(argv[2]);
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	double t0 = now_ns();
-	/* "thp SIZE wait": for background work, until it is all resident (60 s at most) */
-	while (argc >= 4 && !strcmp(argv[3], "wait") && resident(p, size) < size / pg && now_ns() - t0 < 60e9)
+	/* "thp SIZE wait": for background work, until it is all resident and
+	 * the workers are done with it (60 s at most) */
+	while (argc >= 4 && !strcmp(argv[3], "wait") && (resident(p, size) < size / pg || !others_asleep()) &&
+	       now_ns() - t0 < 60e9)
 		usleep(2000);
 	printf("anon_huge_kb=%ld resident=%zu pages=%zu\n", smaps_field(p, "AnonHugePages:"), resident(p, size), size / pg);
 	return 0;
