@@ -300,7 +300,7 @@ void shim_init(void)
  * stats comes after recycle so that its child hook, which zeroes the
  * counts, runs first and recycle's can count what the child inherited. */
 static void (*const atfork_hooks[])(int) = {
-	pf_atfork, auto_atfork, match_atfork, regions_atfork, worker_atfork, pool_atfork, carve_atfork, recycle_atfork, stats_atfork, profile_atfork,
+	profile_atfork_drain, pf_atfork, auto_atfork, match_atfork, regions_atfork, worker_atfork, pool_atfork, carve_atfork, recycle_atfork, stats_atfork, profile_atfork,
 	os_atfork,
 };
 #define NHOOKS (int)(sizeof atfork_hooks / sizeof atfork_hooks[0])
@@ -429,14 +429,12 @@ static void report_to_file(void)
 	sys_close(fd);
 }
 
-void shim_report(void)
+static void report_once(void)
 {
 	struct quiet q;
 	struct guard g;
 	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) != SHIM_ON)
 		return;
-	if (shim_guard) /* (see below: those locks are not the report's, and lock.h's count stops) */
-		LOCK_HELD_SET(-(1 << 20));
 	/* A vfork child shares our memory and must not write our report. */
 	if (sys_getpid() != pinfo.pid)
 		return;
@@ -468,6 +466,19 @@ void shim_report(void)
 	}
 	os_quiet_end(&q);
 	guard_leave(g);
+}
+
+void shim_report(void)
+{
+	/* From a signal handler that interrupted the shim, the locks this
+	 * thread may hold are not the report's: lock.h's count (a checking
+	 * build) looks away while it runs, and counts again after it returns. */
+	int inside = shim_guard != 0;
+	if (inside)
+		LOCK_HELD(-(1 << 20));
+	report_once();
+	if (inside)
+		LOCK_HELD(1 << 20);
 }
 
 /* The program is about to install a seccomp filter: from then on any system

@@ -71,19 +71,32 @@ void profile_remap(uintptr_t old, size_t oldlen, uintptr_t dst, size_t newlen, i
 void profile_block(const void *p, size_t len, const void *ret) { tables_block(p, len, ret); }
 void profile_free(const void *p) { tables_free(p); }
 
+/* The reader's lock, first of all fork's locks (init.c): the reader holds
+ * it across a snapshot's file I/O, and a fork that took it last would
+ * hold every wrapper's lock meanwhile, so that every other thread's
+ * mmap, munmap and free waited for the disk.  The child's reset is
+ * profile_atfork's (its reader thread starts there). */
+void profile_atfork_drain(int who)
+{
+	if (!profiling)
+		return;
+	if (who == FORK_PREPARE)
+		slow_lock(&P.drain_lock);
+	else if (who == FORK_PARENT)
+		slow_unlock(&P.drain_lock);
+}
+
 void profile_atfork(int who)
 {
 	if (!profiling)
 		return;
 	if (who == FORK_PREPARE) {
-		slow_lock(&P.drain_lock);
 		spin_lock(&P.live_lock);
 		spin_lock(&P.site_lock);
 		P.fork_t0 = os_now_ns(); /* (the child's start; no clock read in it) */
 	} else if (who == FORK_PARENT) {
 		spin_unlock(&P.site_lock);
 		spin_unlock(&P.live_lock);
-		slow_unlock(&P.drain_lock);
 	} else {
 		/* The child is a process of its own, with the parent's mappings.
 		 * It keeps the settings, the live ranges and the sites (their

@@ -31,6 +31,8 @@ void profile_thread_start(void);
  * drains the fault events and writes the snapshots. */
 void profile_tick(void);
 void profile_atfork(int who);
+/* Fork's first hook: the reader's lock, taken before any wrapper's. */
+void profile_atfork_drain(int who);
 /* Stop sampling, drain, count what is still mapped, write the
  * per-process file (its fault counts are the profile's own window's) in
  * the place of the last snapshot.

@@ -162,7 +162,9 @@ int slab_refill(struct slab *s, spin_t *lock)
 	char *c;
 	if (!__atomic_load_n(&s->want, __ATOMIC_RELAXED))
 		return 0;
-	c = sys_mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* Populated here: its records are first written under the caller's
+	 * lock, and a page fault there is a wait in the kernel under it. */
+	c = sys_mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (c == MAP_FAILED)
 		return -1;
 	spin_lock(lock);
