@@ -150,7 +150,7 @@ void *slab_get(struct slab *s)
 		s->cur = s->spare;
 		s->end = s->spare + CHUNK;
 		s->spare = NULL;
-		s->chunks++;
+		__atomic_store_n(&s->chunks, s->chunks + 1, __ATOMIC_RELAXED); /* (slab_refill reads it) */
 	}
 	p = s->cur;
 	s->cur += (s->size + 15) & ~(size_t)15;
@@ -162,9 +162,14 @@ int slab_refill(struct slab *s, spin_t *lock)
 	char *c;
 	if (!__atomic_load_n(&s->want, __ATOMIC_RELAXED))
 		return 0;
-	/* Populated here: its records are first written under the caller's
-	 * lock, and a page fault there is a wait in the kernel under it. */
-	c = sys_mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	/* Populated here once the slab has used two chunks (thousands of
+	 * records): its records are first written under the caller's lock,
+	 * and a page fault there is a wait in the kernel with the lock held.
+	 * Not sooner: a process that tracks a few regions would hold each
+	 * slab's spare resident for nothing (+370 KiB a process with recycle
+	 * when every spare was populated). */
+	int pop = __atomic_load_n(&s->chunks, __ATOMIC_RELAXED) >= 2 ? MAP_POPULATE : 0;
+	c = sys_mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | pop, -1, 0);
 	if (c == MAP_FAILED)
 		return -1;
 	spin_lock(lock);

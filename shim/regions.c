@@ -342,10 +342,12 @@ static void blk_place(struct btab *t, const struct block *b)
  * is made under the lock by blk_swap. */
 static struct btab *blk_map(size_t cap)
 {
-	/* (populated: blk_swap fills it under blk_lock, where a fault would
-	 * be a wait in the kernel with every tracked free waiting on us) */
+	/* A table that grows is populated: blk_swap copies the old one into
+	 * it under blk_lock, where a fault would be a wait in the kernel with
+	 * every tracked free waiting on us.  The first (1024 slots) is not:
+	 * it starts empty, and most processes never fill it. */
 	struct btab *t = sys_mmap(NULL, sizeof *t + cap * sizeof t->slot[0], PROT_READ | PROT_WRITE,
-	                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	                          MAP_PRIVATE | MAP_ANONYMOUS | (cap > 1024 ? MAP_POPULATE : 0), -1, 0);
 	if (t != MAP_FAILED)
 		t->cap = cap;
 	return t;
