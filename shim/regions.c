@@ -336,6 +336,8 @@ static void blk_place(struct btab *t, const struct block *b)
 	put(&t->slot[i], b);
 }
 
+#define BLK_FIRST 1024 /* the first table's slots; each growth doubles them */
+
 /* A table of cap slots holding what S.table holds, mapped with no lock
  * held (a system call under blk_lock would make every free of a tracked
  * block wait for the kernel); MAP_FAILED if there is no memory.  The copy
@@ -344,10 +346,10 @@ static struct btab *blk_map(size_t cap)
 {
 	/* A table that grows is populated: blk_swap copies the old one into
 	 * it under blk_lock, where a fault would be a wait in the kernel with
-	 * every tracked free waiting on us.  The first (1024 slots) is not:
+	 * every tracked free waiting on us.  The first (BLK_FIRST) is not:
 	 * it starts empty, and most processes never fill it. */
 	struct btab *t = sys_mmap(NULL, sizeof *t + cap * sizeof t->slot[0], PROT_READ | PROT_WRITE,
-	                          MAP_PRIVATE | MAP_ANONYMOUS | (cap > 1024 ? MAP_POPULATE : 0), -1, 0);
+	                          MAP_PRIVATE | MAP_ANONYMOUS | (cap > BLK_FIRST ? MAP_POPULATE : 0), -1, 0);
 	if (t != MAP_FAILED)
 		t->cap = cap;
 	return t;
@@ -355,7 +357,7 @@ static struct btab *blk_map(size_t cap)
 
 /* blk_lock held: does the table need to grow before one more block? */
 static int blk_full(void) { return !S.table || (S.nblk + 1) * 4 > S.table->cap * 3; }
-static size_t blk_next_cap(void) { return S.table ? S.table->cap * 2 : 1024; }
+static size_t blk_next_cap(void) { return S.table ? S.table->cap * 2 : BLK_FIRST; }
 
 /* blk_lock held: t (blk_map) takes the table's place if it is the size
  * wanted now; returns t if it did not (the caller unmaps it). */
