@@ -169,9 +169,14 @@ int slab_refill(struct slab *s, spin_t *lock)
 	 * slab's spare resident for nothing (+370 KiB a process with recycle
 	 * when every spare was populated). */
 	int pop = __atomic_load_n(&s->chunks, __ATOMIC_RELAXED) >= 2 ? MAP_POPULATE : 0;
-	c = sys_mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | pop, -1, 0);
-	if (c == MAP_FAILED)
+	if (backoff_skip(&s->fail)) /* (no failing mmap on every call: backoff.h) */
 		return -1;
+	c = sys_mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | pop, -1, 0);
+	if (c == MAP_FAILED) {
+		backoff_failed(&s->fail);
+		return -1;
+	}
+	backoff_ok(&s->fail);
 	spin_lock(lock);
 	if (!s->spare) {
 		s->spare = c;

@@ -13,6 +13,7 @@
  */
 #ifndef PREFAULT_RANGES_H
 #define PREFAULT_RANGES_H
+#include "backoff.h"
 #include "lock.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +53,7 @@ struct slab {
 	size_t chunks;
 	char *spare;          /* the next chunk, mapped by slab_refill */
 	int want;             /* slab_get took the spare, or found none (atomic) */
+	struct backoff fail;  /* after a failed map (backoff.h) */
 };
 /* Under the owner's lock; never a system call.  NULL when the records and
  * the spare chunk are used up: then the caller releases its lock, calls
@@ -61,6 +63,6 @@ void slab_put(struct slab *s, void *p);
 /* With no lock held (lock: the owner's): maps the spare chunk slab_get
  * asked for.  One relaxed load when none is asked for, so callers make it
  * after every unlock that followed a slab_get.  0, or -1 if the system has
- * no memory. */
+ * no memory (or, after a failure, for a while: backoff.h). */
 int slab_refill(struct slab *s, spin_t *lock);
 #endif

@@ -43,6 +43,7 @@ static struct {
 	struct btab *table; /* in use (published with release) */
 	size_t nblk;
 	uint32_t blk_seq;   /* odd while the table changes */
+	struct backoff blk_fail; /* a bigger table could not be mapped (backoff.h) */
 } S = { .b_limit = UINT64_MAX, .reg_slab = { sizeof(struct reg), NULL, NULL, NULL, 0, NULL, 1 } };
 
 /* ---- the budget ---- */
@@ -405,8 +406,13 @@ int blocks_add(const void *p, const struct region *r)
 		struct btab *t;
 		size_t cap = blk_next_cap();
 		spin_unlock(&S.blk_lock);
-		if ((t = blk_map(cap)) == MAP_FAILED)
+		if (backoff_skip(&S.blk_fail)) /* (no failing mmap on every call) */
 			return -1;
+		if ((t = blk_map(cap)) == MAP_FAILED) {
+			backoff_failed(&S.blk_fail);
+			return -1;
+		}
+		backoff_ok(&S.blk_fail);
 		spin_lock(&S.blk_lock);
 		if ((t = blk_swap(t))) {
 			spin_unlock(&S.blk_lock);

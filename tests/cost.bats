@@ -172,6 +172,35 @@ recycle_policy() {
 	[ "$(rule_stat "$BATS_TEST_TMPDIR/r.json" big faults)" -eq $((200 * (1 << 20) / $(getconf PAGESIZE))) ]
 }
 
+@test "a process with no memory for the shim's records, or no thread to spare: no failing call of the shim's on every wrapper call" {
+	needs_plain_runtime # (a sanitizer's runtime maps 64 KiB blocks of its own)
+	# costprobe nochunk: the shim's small mmaps fail (seccomp), so each populated
+	# region finds no record.  Each call used to try to map a chunk again (one
+	# failing mmap a cycle, hostile review of d6afa17); now the tries back off.
+	pol=$(policy nochunk <<<$'[global]\nbudget = 1G\n[rule p]\ncall = mmap\nsize = 256K\naction = populate')
+	KIND=mmap run per_op "$pol" 1000 nochunk 256K
+	echo "the shim's mmap a cycle: $output (1.0000 before)"
+	[ "$status" -eq 0 ]
+	le "$output" 0.01
+	REPORT="$BATS_TEST_TMPDIR/r.json" run -0 shimmed "$pol" "$COST" nochunk 500 256K
+	[[ "$output" == *ok=1* ]]
+	[ "$(rule_stat "$BATS_TEST_TMPDIR/r.json" p matched)" -eq 500 ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['rules'][0]['skipped_by']['table_full']")" -eq 500 ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "'no memory to track a region' in ' '.join(d['notes'])")" = True ]
+	# malloc blocks: the blocks table, the same
+	pol=$(policy nochunkm <<<$'[global]\nbudget = 1G\n[rule p]\ncall = malloc\nsize = 256K\naction = populate')
+	KIND=mmap run per_op "$pol" 1000 nochunkm 256K
+	echo "malloc: the shim's mmap a pair: $output (1.0000 before)"
+	[ "$status" -eq 0 ]
+	le "$output" 0.01
+	# no thread can start (RLIMIT_NPROC): background's worker is not tried on every call
+	pol=$(policy nothread <<<$'[global]\nbudget = 1G\n[rule p]\ncall = mmap\nsize = 256K\naction = background')
+	KIND=clone3 run per_op "$pol" 1000 nothread 256K
+	echo "no thread: the shim's clone3 a cycle: $output (1.0000 before)"
+	[ "$status" -eq 0 ]
+	le "$output" 0.01
+}
+
 # The learner (PREFAULT_POLICY=auto, issue 21): its decisions cost no
 # system call on the program's calls beyond what the chosen action needs;
 # what it watches costs none but the sampled mincore at unmap or free.

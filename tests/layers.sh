@@ -20,7 +20,7 @@ owner() {
 	case $1 in
 	shim.h) echo init ;;
 	profile_int.h) echo profile_tables ;;
-	defs.h | entries.h | fork.h | lock.h | figs.h | actions.h | io.h | cli.h | profile_format.h) echo - ;;
+	backoff.h | defs.h | entries.h | fork.h | lock.h | figs.h | actions.h | io.h | cli.h | profile_format.h) echo - ;;
 	*) basename "$1" .h ;;
 	esac
 }

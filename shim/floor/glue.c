@@ -1,5 +1,6 @@
 /* glue.c: the floor (see glue.h).  Calls only libc and the kernel. */
 #include "glue.h"
+#include "backoff.h"
 #include "io.h"
 #include <dlfcn.h>
 #include <errno.h>
@@ -487,18 +488,27 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 	return rc;
 }
 
+/* Callers ask on every wrapper call that has work for a helper: a
+ * process at RLIMIT_NPROC (or out of memory) would try a thread, and fail,
+ * each time.  One backoff for all: what stops one thread stops the rest. */
+static struct backoff spawn_fail;
+
 void glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 {
 	for (;;) {
 		int n = __atomic_load_n(count, __ATOMIC_ACQUIRE);
 		if (n >= want)
 			return;
+		if (backoff_skip(&spawn_fail))
+			return;
 		if (!__atomic_compare_exchange_n(count, &n, n + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
 		if (glue_spawn(fn, arg, stack, word) != 0) {
 			__atomic_sub_fetch(count, 1, __ATOMIC_ACQ_REL);
+			backoff_failed(&spawn_fail);
 			return;
 		}
+		backoff_ok(&spawn_fail);
 	}
 }
 

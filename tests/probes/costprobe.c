@@ -17,10 +17,25 @@
  *   tracked BIG N SIZE     malloc BIG (a rule may track it), then N times
  *                          malloc SIZE and free; then free BIG
  *   threads T BIG N SIZE   as tracked, in T threads at once
+ *   nochunk N SIZE         as cycles at TOUCH 1, run again under a seccomp
+ *                          filter that fails every anonymous mmap of 32 to
+ *                          128 KiB with ENOMEM: the shim's bookkeeping (chunks
+ *                          of records, the blocks table), as in a process
+ *                          out of memory; the program's own calls must all
+ *                          succeed
+ *   nochunkm N SIZE        the same with pairs (malloc SIZE, free)
+ *   nothread N SIZE        as cycles at TOUCH 1, run again where no thread
+ *                          can start (clone3 and clone fail with EAGAIN)
  *
  * Sizes take K, M, G suffixes.  Prints ok=1 and the faults taken (faults=).
  */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +64,52 @@ static void *thread_pairs(void *arg)
 	(void)arg;
 	pairs(n_ops, op_size);
 	return NULL;
+}
+
+static void install(struct sock_filter *f, unsigned short n)
+{
+	struct sock_fprog prog = { n, f };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+		perror("seccomp");
+		exit(2);
+	}
+}
+
+/* From here on, every anonymous mmap of 32 to 128 KiB that leaves the
+ * address to the kernel fails with ENOMEM: the shim's bookkeeping (64 KiB
+ * chunks of records, the first blocks table), not the program's SIZE, nor
+ * the loader's own small maps and MAP_FIXED pieces. */
+static void fail_small_maps(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 9),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MAP_ANONYMOUS, 0, 7),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MAP_FIXED | MAP_FIXED_NOREPLACE, 6, 0),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 128u << 10, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 32u << 10, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOMEM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	install(f, sizeof f / sizeof f[0]);
+}
+
+/* From here on, no thread can start: clone3 and clone fail with EAGAIN, as
+ * at RLIMIT_NPROC. */
+static void fail_threads(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAGAIN),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	install(f, sizeof f / sizeof f[0]);
 }
 
 int main(int argc, char **argv)
@@ -90,6 +151,21 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("taken=%ld\n", taken);
+	} else if (!strcmp(argv[1], "nochunk") || !strcmp(argv[1], "nochunkm") || !strcmp(argv[1], "nothread")) {
+		/* (the filter goes in before an exec: the shim steps aside for a
+		 * program that installs one itself, tests/invisible.bats) */
+		char *v[] = { argv[0], "cycles", argv[2], argv[3], "1", NULL };
+		if (argv[1][7] == 'm') {
+			v[1] = "pairs";
+			v[4] = NULL;
+		}
+		if (argv[1][2] == 't')
+			fail_threads();
+		else
+			fail_small_maps();
+		execv("/proc/self/exe", v);
+		perror("execv");
+		return 2;
 	} else if (!strcmp(argv[1], "maps")) {
 		size_t size = parse_size(argv[3]);
 		for (i = 0; i < n; i++)
