@@ -199,7 +199,7 @@ OBSERVE_BENCH := $(BUILD)/bench/bintrees $(BUILD)/bench/newdelete $(BUILD)/bench
 
 # Benchmarks: timings live here, never in tests.  Figures in BENCHMARKS.md.
 bench: all $(BUILD)/bench/overhead $(BUILD)/bench/large $(BUILD)/bench/arena $(BUILD)/bench/pairs $(BUILD)/bench/clear \
-       $(BUILD)/bench/mincore \
+       $(BUILD)/bench/mincore $(BUILD)/bench/hpcold \
        bench-observe
 	$(Q)$(BUILD)/prefault bench -r 3 512M
 	$(Q)sh bench/churn.sh $(BUILD) 7
@@ -207,6 +207,7 @@ bench: all $(BUILD)/bench/overhead $(BUILD)/bench/large $(BUILD)/bench/arena $(B
 	$(Q)$(BUILD)/bench/clear 1024 2000 256
 	$(Q)$(BUILD)/bench/clear 1024 2000 1
 	$(Q)$(BUILD)/bench/mincore 256
+	$(Q)$(BUILD)/bench/hpcold 64 5
 	$(Q)sh bench/large.sh $(BUILD) 5 512
 	$(Q)sh bench/background.sh $(BUILD) 7 1024
 	$(Q)sh bench/overhead.sh $(BUILD) 31 3000 touch

@@ -21,6 +21,9 @@
 # values of one length, so the environment block is the same size on every
 # side, byte for byte (py_sides_init checks it): its size alone moved run
 # times here by several percent (README, trial).  PREFAULT_REPORT=none.
+# PRE: a command run before every run of every side, outside what is
+# measured (e.g. PRE="build/bench/hpcold -w 64": huge pages warm on this
+# guest for the run just after; bench/hpcold.c).
 
 THP=/sys/kernel/mm/transparent_hugepage/enabled
 SIDE_PATH=PATH=/usr/local/bin:/usr/bin:/bin # every side's, and nothing else of ours
@@ -49,6 +52,8 @@ run_side() { # run_side SIDE CMD...: CMD with the side's environment and nothing
 		THP_WAS=$(sed 's/.*\[\(.*\)\].*/\1/' "$THP")
 		echo always >"$THP"
 	fi
+	# shellcheck disable=SC2086 # a command line
+	[ -z "${PRE:-}" ] || $PRE >/dev/null
 	# shellcheck disable=SC2046,SC2086 # one word each
 	env -i $SIDE_PATH $BASE $(side_env "$s") $PIN "$@" || rc=$?
 	restore_thp
