@@ -457,7 +457,7 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 	 * started then.  Callers do the work themselves or leave it queued; the
 	 * constructor starts what was queued. */
 	if (!create || __atomic_load_n(&S.leaving, __ATOMIC_ACQUIRE) || !__atomic_load_n(&S.spawn_ok, __ATOMIC_ACQUIRE))
-		return -1;
+		return 1;
 	if (word)
 		remember_word(word);
 	for (i = 0; i < STARTS; i++) {
@@ -496,16 +496,20 @@ static struct backoff spawn_fail;
 void glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 {
 	for (;;) {
-		int n = __atomic_load_n(count, __ATOMIC_ACQUIRE);
+		int rc, n = __atomic_load_n(count, __ATOMIC_ACQUIRE);
 		if (n >= want)
 			return;
 		if (backoff_skip(&spawn_fail))
 			return;
 		if (!__atomic_compare_exchange_n(count, &n, n + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
-		if (glue_spawn(fn, arg, stack, word) != 0) {
+		rc = glue_spawn(fn, arg, stack, word);
+		if (rc != 0) {
 			__atomic_sub_fetch(count, 1, __ATOMIC_ACQ_REL);
-			backoff_failed(&spawn_fail);
+			/* "Not yet" is no failure: the constructor's own ask
+			 * (auto_kick, worker and pool starts) must not be skipped. */
+			if (rc < 0)
+				backoff_failed(&spawn_fail);
 			return;
 		}
 		backoff_ok(&spawn_fail);

@@ -208,7 +208,9 @@ void glue_wake(uint32_t *w);
 /* Start fn(arg) on a new detached thread with a `stack`-byte stack, every
  * signal blocked, created with the next pthread_create (never through a
  * stack rule); the thread starts with its guard up.  `word` is the futex
- * word it sleeps on, so that glue_quiesce can wake it.  0, or -1. */
+ * word it sleeps on, so that glue_quiesce can wake it.  0; 1 when no
+ * thread may start yet or any more (before the constructor, or leaving:
+ * no call made); -1 when the system refused one. */
 int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word);
 /* Start helpers until *count reaches want (the caller's helpers decrement
  * *count as they return); a helper that could not start is not counted. */
