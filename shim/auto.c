@@ -817,7 +817,8 @@ void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t siz
 	spin_unlock(&S.wlock);
 	if (k < WATCH_MAX) {
 		__atomic_fetch_add(&S.wword, 1, __ATOMIC_RELEASE);
-		glue_spawn_upto(&S.nwatchers, 1, watcher_main, NULL, STACK, &S.wword);
+		if (glue_spawn_upto(&S.nwatchers, 1, watcher_main, NULL, STACK, &S.wword) < 0)
+			stats_note(N_NO_THREAD);
 		glue_wake(&S.wword);
 	}
 }
@@ -1286,7 +1287,8 @@ void auto_kick(void)
 {
 	if (!auto_on || !__atomic_load_n(&S.nwatch, __ATOMIC_ACQUIRE))
 		return;
-	glue_spawn_upto(&S.nwatchers, 1, watcher_main, NULL, STACK, &S.wword);
+	if (glue_spawn_upto(&S.nwatchers, 1, watcher_main, NULL, STACK, &S.wword) < 0)
+		stats_note(N_NO_THREAD);
 	glue_wake(&S.wword);
 }
 

@@ -15,6 +15,7 @@
 #include "fork.h"
 #include "glue.h"
 #include "os.h"
+#include "stats.h"
 #include <string.h>
 #include <sys/mman.h>
 
@@ -100,8 +101,9 @@ int pool_populate(uintptr_t start, size_t len, int advice, unsigned threads, uin
 		return sys_madvise((void *)start, len, advice);
 	/* A new helper must not take the batch about to be published for an
 	 * old one: it starts from the current generation. */
-	glue_spawn_upto(&S.nhelpers, (int)n - 1, helper_main, (void *)(uintptr_t)__atomic_load_n(&S.go, __ATOMIC_ACQUIRE),
-	                STACK, &S.go);
+	if (glue_spawn_upto(&S.nhelpers, (int)n - 1, helper_main, (void *)(uintptr_t)__atomic_load_n(&S.go, __ATOMIC_ACQUIRE),
+	                    STACK, &S.go) < 0)
+		stats_note(N_NO_THREAD);
 	per = (len / n + hpage_size - 1) & ~(size_t)(hpage_size - 1);
 	for (i = 0, s = start; i < n && s < start + len; i++, s += per) {
 		S.slices[i].s = s;

@@ -187,6 +187,7 @@ const char *const note_texts[N_COUNT] = {
 	"carving is off for some requests: the huge page size is not a multiple of their size (or not larger): they were recycled instead",
 	"auto: every rule was taken (64): later sites were left alone",
 	"auto: more call sites than the learner's table holds: later ones were left alone",
+	"the system refused the shim a helper thread (RLIMIT_NPROC, or no memory): background work waited for a later try, parallel populate and the learner's watch ran on fewer threads",
 };
 
 void stats_count_request(struct figs_rule *rs, uint64_t len)

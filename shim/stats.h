@@ -40,6 +40,7 @@ enum note {
 	N_CARVE_UNEVEN,    /* carve recycled a size the huge page size is not a multiple of */
 	N_AUTO_RULES,      /* the learner had no rule left for a site */
 	N_AUTO_SITES,      /* the learner's site table was full */
+	N_NO_THREAD,       /* the system refused the shim a helper thread */
 	N_COUNT
 };
 extern const char *const note_texts[N_COUNT];

@@ -376,7 +376,8 @@ int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advi
 	spin_unlock(&S.jlock);
 	st_add(&g_stats.rules[rule].queued_bytes, len);
 	__atomic_fetch_add(&S.wake, 1, __ATOMIC_RELEASE);
-	glue_spawn_upto(&S.nworkers, S.want_workers, worker_main, NULL, STACK, &S.wake);
+	if (glue_spawn_upto(&S.nworkers, S.want_workers, worker_main, NULL, STACK, &S.wake) < 0)
+		stats_note(N_NO_THREAD);
 	glue_wake(&S.wake);
 	return 0;
 }
@@ -387,7 +388,8 @@ void worker_kick(void)
 {
 	if (!__atomic_load_n(&S.nactive, __ATOMIC_ACQUIRE))
 		return;
-	glue_spawn_upto(&S.nworkers, S.want_workers, worker_main, NULL, STACK, &S.wake);
+	if (glue_spawn_upto(&S.nworkers, S.want_workers, worker_main, NULL, STACK, &S.wake) < 0)
+		stats_note(N_NO_THREAD);
 	glue_wake(&S.wake);
 }
 

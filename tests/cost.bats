@@ -199,6 +199,14 @@ recycle_policy() {
 	echo "no thread: the shim's clone3 a cycle: $output (1.0000 before)"
 	[ "$status" -eq 0 ]
 	le "$output" 0.01
+	# and the report says why background did nothing; where threads can
+	# start, it does not
+	note='the system refused the shim a helper thread'
+	REPORT="$BATS_TEST_TMPDIR/nt.json" shimmed "$pol" "$COST" nothread 100 256K >/dev/null
+	jget "$BATS_TEST_TMPDIR/nt.json" "d['notes']" | grep -q "$note"
+	REPORT="$BATS_TEST_TMPDIR/t.json" shimmed "$pol" "$COST" cycles 100 256K 1 >/dev/null
+	[ "$(jget "$BATS_TEST_TMPDIR/t.json" "d['rules'][0]['matched']")" -ge 100 ]
+	! jget "$BATS_TEST_TMPDIR/t.json" "d['notes']" | grep -q "$note"
 }
 
 # The learner (PREFAULT_POLICY=auto, issue 21): its decisions cost no

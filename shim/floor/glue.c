@@ -493,14 +493,14 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
  * each time.  One backoff for all: what stops one thread stops the rest. */
 static struct backoff spawn_fail;
 
-void glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
+int glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 {
 	for (;;) {
 		int rc, n = __atomic_load_n(count, __ATOMIC_ACQUIRE);
 		if (n >= want)
-			return;
+			return 0;
 		if (backoff_skip(&spawn_fail))
-			return;
+			return -1;
 		if (!__atomic_compare_exchange_n(count, &n, n + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
 		rc = glue_spawn(fn, arg, stack, word);
@@ -510,7 +510,7 @@ void glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_
 			 * (auto_kick, worker and pool starts) must not be skipped. */
 			if (rc < 0)
 				backoff_failed(&spawn_fail);
-			return;
+			return rc < 0 ? -1 : 0;
 		}
 		backoff_ok(&spawn_fail);
 	}

@@ -213,8 +213,10 @@ void glue_wake(uint32_t *w);
  * no call made); -1 when the system refused one. */
 int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word);
 /* Start helpers until *count reaches want (the caller's helpers decrement
- * *count as they return); a helper that could not start is not counted. */
-void glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_t stack, uint32_t *word);
+ * *count as they return); a helper that could not start is not counted.
+ * -1 when the system refused one, now or lately (no ask made: backoff.h),
+ * for the caller's report note; else 0. */
+int glue_spawn_upto(int *count, int want, void *(*fn)(void *), void *arg, size_t stack, uint32_t *word);
 /* glue_warm_add asks for n more threads of up to `stack` bytes; glue_warm
  * starts and ends them all at once (so that each gets a stack of its own),
  * the largest stack asked for each, and waits (a bounded time) until they
