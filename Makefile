@@ -153,7 +153,7 @@ H3 := $(patsubst tests/probes/hostile3/%.c,$(BUILD)/probes/h3/%,$(wildcard tests
 $(BUILD)/probes/h3/%: tests/probes/hostile3/%.c tests/probes/probe.h
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -O2 -Wall -D_GNU_SOURCE -o $@ $< -lpthread
+	$(Q)$(CC) -O2 -Wall -D_GNU_SOURCE -Wl,--export-dynamic-symbol=pthread_setcancelstate -o $@ $< -lpthread
 
 # The symbol reader's pure parts: the demangler's cases (a unit test), and
 # the xz decoder as a command (tests/symbols.bats compares it with xz -d).

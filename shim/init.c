@@ -316,7 +316,17 @@ static void (*const atfork_hooks[])(int) = {
  * for it would wait forever), and the child, whose tables may be half
  * updated, leaves them alone: the shim is off there. */
 static TLS int fork_nested;
+/* A thread of asynchronous cancellation type that forks: cancellation
+ * stays off while prepare holds every lock of ours (as in guard_enter). */
+static TLS int fork_cancel = -1;
 
+static void fork_cancel_restore(void)
+{
+	int c = fork_cancel;
+	fork_cancel = -1;
+	if (c >= 0)
+		glue_cancel_restore(c);
+}
 
 static void atfork_prepare(void)
 {
@@ -325,6 +335,8 @@ static void atfork_prepare(void)
 	shim_guard++;
 	if (fork_nested)
 		return;
+	if (unlikely(glue_async_cancel))
+		fork_cancel = glue_cancel_off();
 	S.fork_t0 = os_now_ns();
 	for (i = 0; i < NHOOKS; i++)
 		atfork_hooks[i](FORK_PREPARE);
@@ -337,6 +349,7 @@ static void atfork_parent(void)
 		atfork_hooks[i](FORK_PARENT);
 	fork_nested = 0;
 	shim_guard--;
+	fork_cancel_restore();
 }
 
 /* A child whose tables cannot be trusted (see above, and _Fork, which runs
@@ -377,6 +390,7 @@ static void atfork_child(void)
 	pinfo.ppid = sys_getppid();
 	pinfo.t0 = S.fork_t0;
 	pinfo.f0.minor = pinfo.f0.major = 0;
+	fork_cancel_restore(); /* (last: a cancellation may act here) */
 }
 
 /* ---- the report ---- */

@@ -81,6 +81,7 @@ void stats_thread_init(void)
 static struct tstats *mine(void)
 {
 	struct tstats *t = &tl;
+	int cancel;
 	if (likely(t->state == 1))
 		return t;
 	if (t->state != 0 || !__atomic_load_n(&S.tkey_ok, __ATOMIC_ACQUIRE))
@@ -93,11 +94,17 @@ static struct tstats *mine(void)
 		t->state = 0;
 		return NULL;
 	}
+	/* Several wrappers count a call before their guard (interpose.c): a
+	 * thread of asynchronous cancellation type must not be cancelled with
+	 * the list's lock held (glue.h, guard_enter). */
+	cancel = unlikely(glue_async_cancel) ? glue_cancel_off() : -1;
 	spin_lock(&S.tlock);
 	t->next = S.tlist;
 	__atomic_store_n(&S.tlist, t, __ATOMIC_RELEASE); /* (read unlocked: stats_snapshot) */
 	t->state = 1;
 	spin_unlock(&S.tlock);
+	if (cancel >= 0)
+		glue_cancel_restore(cancel);
 	return t;
 }
 

@@ -25,14 +25,32 @@ size_t hpage_bytes = 2ul << 20;
 TLS int shim_guard;
 TLS int glue_async_cancel;
 
+/* The type goes to deferred before the state goes to disabled: glibc up
+ * to 2.36 acts on a SIGCANCEL already on its way (sent while the state was
+ * enabled) with the state disabled, as its handler checks only the type
+ * (tests/probes/hostile3/cancelinflight.c; CI's TSan pass hung on it).
+ * With the type deferred the handler only marks the cancellation, and it
+ * acts when glue_cancel_restore enables the state again, no lock held.
+ * REAL: the program's pthread_setcanceltype is our wrapper, which would
+ * take the thread for a deferred one.  Both are calls into libc, no system
+ * call, and only for threads of asynchronous type. */
 int glue_cancel_off(void)
 {
-	int old = PTHREAD_CANCEL_ENABLE;
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-	return old;
+	__typeof__(pthread_setcanceltype) *settype = REAL(pthread_setcanceltype);
+	int state = PTHREAD_CANCEL_ENABLE, type = PTHREAD_CANCEL_ASYNCHRONOUS;
+	if (settype)
+		settype(PTHREAD_CANCEL_DEFERRED, &type);
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	return state | type << 4;
 }
 
-void glue_cancel_restore(int old) { pthread_setcancelstate(old, NULL); }
+void glue_cancel_restore(int old)
+{
+	__typeof__(pthread_setcanceltype) *settype = REAL(pthread_setcanceltype);
+	if (settype) /* (still disabled: nothing acts in between) */
+		settype(old >> 4, NULL);
+	pthread_setcancelstate(old & 15, NULL);
+}
 
 void glue_init(void)
 {
@@ -593,10 +611,13 @@ static long threads_now(void)
 
 int glue_quiesce(void)
 {
-	int had = glue_helpers(), i, tries;
+	int had = glue_helpers(), i, tries, cancel;
 	long before;
 	if (!had)
 		return 0;
+	/* (called before any guard, from unshare, setns and a failed fork or
+	 * thread: cancelled in between, leaving would stay up for good) */
+	cancel = unlikely(glue_async_cancel) ? glue_cancel_off() : -1;
 	before = threads_now();
 	__atomic_add_fetch(&S.leaving, 1, __ATOMIC_ACQ_REL);
 	for (i = 0; i < __atomic_load_n(&S.nwords, __ATOMIC_ACQUIRE); i++) {
@@ -620,6 +641,8 @@ int glue_quiesce(void)
 		sys_nanosleep(&ts);
 	}
 	__atomic_sub_fetch(&S.leaving, 1, __ATOMIC_ACQ_REL);
+	if (cancel >= 0)
+		glue_cancel_restore(cancel);
 	return had;
 }
 

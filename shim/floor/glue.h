@@ -166,7 +166,7 @@ extern TLS int shim_guard;
  * follows pthread_setcanceltype): it could then be cancelled at any
  * instruction, a lock of ours held. */
 extern TLS int glue_async_cancel;
-int glue_cancel_off(void);         /* the old state */
+int glue_cancel_off(void);         /* the old state and type, for glue_cancel_restore */
 void glue_cancel_restore(int old);
 
 /* Into the shim's own code from a wrapper, and out again:
