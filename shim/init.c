@@ -316,16 +316,21 @@ static void (*const atfork_hooks[])(int) = {
  * for it would wait forever), and the child, whose tables may be half
  * updated, leaves them alone: the shim is off there. */
 static TLS int fork_nested;
-/* A thread of asynchronous cancellation type that forks: cancellation
- * stays off while prepare holds every lock of ours (as in guard_enter). */
-static TLS int fork_cancel = -1;
+/* A thread of asynchronous cancellation type that forks: no cancellation
+ * may act while prepare holds every lock of ours.  Not the guard's way
+ * (type deferred, state disabled): a cancellation marked in the thread's
+ * memory meanwhile would be copied into the child and act there, where
+ * without us it never does.  SIGCANCEL is blocked instead: a cancellation
+ * sent meanwhile waits in the parent's pending signals, which the child
+ * does not inherit, and acts once the parent handler unblocks it. */
+static TLS int fork_cancel;
 
 static void fork_cancel_restore(void)
 {
-	int c = fork_cancel;
-	fork_cancel = -1;
-	if (c >= 0)
-		glue_cancel_restore(c);
+	if (fork_cancel) {
+		fork_cancel = 0;
+		glue_cancel_unblock();
+	}
 }
 
 static void atfork_prepare(void)
@@ -336,7 +341,7 @@ static void atfork_prepare(void)
 	if (fork_nested)
 		return;
 	if (unlikely(glue_async_cancel))
-		fork_cancel = glue_cancel_off();
+		fork_cancel = glue_cancel_block();
 	S.fork_t0 = os_now_ns();
 	for (i = 0; i < NHOOKS; i++)
 		atfork_hooks[i](FORK_PREPARE);
@@ -390,7 +395,7 @@ static void atfork_child(void)
 	pinfo.ppid = sys_getppid();
 	pinfo.t0 = S.fork_t0;
 	pinfo.f0.minor = pinfo.f0.major = 0;
-	fork_cancel_restore(); /* (last: a cancellation may act here) */
+	fork_cancel_restore(); /* (the mask as it was: nothing is pending in a child) */
 }
 
 /* ---- the report ---- */

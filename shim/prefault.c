@@ -714,10 +714,10 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	       !(S.locked_all & MCL_ONFAULT) && !S.program_locks_all;
 	if (lazy)
 		sys_n(SC_mlockall, MCL_FUTURE | MCL_ONFAULT, 0, 0, 0, 0, 0);
-	guard_leave(g);
+	guard_pause(&g); /* (a charge or a kept region taken: see glue.h) */
 	if (p == MAP_FAILED)
 		p = map_real(e, &pl, beside ? (void *)beside : addr, len, prot, flags, fd, off);
-	g = guard_enter(); /* (keeps the real call's errno) */
+	guard_resume(&g);
 	if (lazy)
 		sys_n(SC_mlockall, MCL_FUTURE, 0, 0, 0, 0, 0);
 	if (p == MAP_FAILED) {
@@ -821,7 +821,7 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 		unmapped(new_addr, PAGE_UP(newlen));
 		recycle_release_range((uintptr_t)new_addr, PAGE_UP(newlen));
 	}
-	guard_leave(g);
+	guard_pause(&g); /* (a locked range's record dropped, put back after) */
 	r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	if (r == MAP_FAILED && (errno == EAGAIN || errno == ENOMEM) && (ours || pf_give_way())) {
 		/* Growing a locked mapping counts against RLIMIT_MEMLOCK: the
@@ -831,19 +831,16 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 		ours = 0;
 		r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	}
+	guard_resume(&g);
 	if (ours) {
-		g = guard_enter(); /* (keeps the real call's errno) */
 		if (r != MAP_FAILED)
 			moved_locked(r, PAGE_UP(newlen));
 		else /* nothing moved: the old range is still locked */
 			moved_locked(old, PAGE_UP(oldlen));
-		guard_leave(g);
 	}
-	if (unlikely(S.profile_on) && r != MAP_FAILED) {
-		g = guard_enter();
+	if (unlikely(S.profile_on) && r != MAP_FAILED)
 		profile_remap((uintptr_t)old, PAGE_UP(oldlen), (uintptr_t)r, PAGE_UP(newlen), flags);
-		guard_leave(g);
-	}
+	guard_leave(g);
 	return r;
 }
 
@@ -1113,18 +1110,18 @@ int pf_madvise(void *addr, size_t len, int advice)
 		 * changes the mapping in a way a fresh one would not have. */
 		regions_clear_flag(s, e - s, RF_RECYCLE);
 	}
-	guard_leave(g);
+	guard_pause(&g); /* (the shim's locks given up, taken again after) */
 	rc = f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
+	guard_resume(&g);
 	if (drop && (n || S.locked_all) && !S.program_locks_all) {
-		g = guard_enter();
 		for (i = 0; i < n; i++)
 			if (relock((void *)ours[i][0], ours[i][1] - ours[i][0]) != 0)
 				regions_clear_flag(ours[i][0], ours[i][1] - ours[i][0], RF_LOCKED);
 		if (S.locked_all)
 			relock_not_program(s, e);
 		stats_note(N_LOCK_YIELDED);
-		guard_leave(g);
 	}
+	guard_leave(g);
 	return rc;
 }
 
@@ -1147,7 +1144,7 @@ int pf_mlock(enum entry e, const void *addr, size_t len, unsigned flags)
 	int rc;
 	stats_call(e);
 	recycle_release_range((uintptr_t)addr & ~(page_size - 1), PAGE_UP(len + ((uintptr_t)addr & (page_size - 1))));
-	guard_leave(g);
+	guard_pause(&g); /* (the program's lock recorded after) */
 	for (;;) {
 		if (e == E_mlock2) {
 			__typeof__(mlock2) *f = REAL(mlock2);
@@ -1156,10 +1153,10 @@ int pf_mlock(enum entry e, const void *addr, size_t len, unsigned flags)
 			__typeof__(mlock) *f = REAL(mlock);
 			rc = f ? f(addr, len) : sys_mlock(addr, len);
 		}
-		g = guard_enter(); /* (keeps the real call's errno) */
+		guard_resume(&g);
 		if (!yield_locks(rc, g.err))
 			break;
-		guard_leave(g);
+		guard_pause(&g);
 	}
 	if (rc == 0) {
 		uintptr_t s = PAGE_DOWN((uintptr_t)addr), end = PAGE_UP((uintptr_t)addr + len);
@@ -1179,18 +1176,18 @@ int pf_munlock(const void *addr, size_t len)
 	int rc;
 	stats_call(E_munlock);
 	recycle_release_range(PAGE_DOWN((uintptr_t)addr), PAGE_UP((uintptr_t)addr + len) - PAGE_DOWN((uintptr_t)addr));
-	guard_leave(g);
+	guard_pause(&g); /* (the program's unlock recorded after) */
 	{
 		__typeof__(munlock) *f = REAL(munlock);
 		rc = f ? f(addr, len) : sys_munlock(addr, len);
 	}
+	guard_resume(&g);
 	if (rc == 0) {
-		g = guard_enter();
 		regions_clear_flag(PAGE_DOWN((uintptr_t)addr), PAGE_UP((uintptr_t)addr + len) - PAGE_DOWN((uintptr_t)addr),
 		                   RF_LOCKED);
 		program_unlocked(PAGE_DOWN((uintptr_t)addr), PAGE_UP((uintptr_t)addr + len));
-		guard_leave(g);
 	}
+	guard_leave(g);
 	return rc;
 }
 
@@ -1202,14 +1199,14 @@ int pf_mlockall(int flags)
 	/* Kept regions are not the program's: they must not be locked (and
 	 * count against its limit) with the rest. */
 	recycle_flush();
-	guard_leave(g);
+	guard_pause(&g); /* (the program's lock recorded after) */
 	for (;;) {
 		__typeof__(mlockall) *f = REAL(mlockall);
 		rc = f ? f(flags) : (int)sys_call(SYS_mlockall, flags, 0, 0, 0, 0, 0);
-		g = guard_enter(); /* (keeps the real call's errno) */
+		guard_resume(&g);
 		if (!yield_locks(rc, g.err))
 			break;
-		guard_leave(g);
+		guard_pause(&g);
 	}
 	if (rc == 0) {
 		/* Every lock is the program's now: none is the shim's to undo. */

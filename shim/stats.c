@@ -98,11 +98,15 @@ static struct tstats *mine(void)
 	 * thread of asynchronous cancellation type must not be cancelled with
 	 * the list's lock held (glue.h, guard_enter). */
 	cancel = unlikely(glue_async_cancel) ? glue_cancel_off() : -1;
+	/* and the guard up: a signal handler that forks or exits meanwhile
+	 * must not wait for the lock this thread holds (init.c, fork_nested) */
+	shim_guard++;
 	spin_lock(&S.tlock);
 	t->next = S.tlist;
 	__atomic_store_n(&S.tlist, t, __ATOMIC_RELEASE); /* (read unlocked: stats_snapshot) */
 	t->state = 1;
 	spin_unlock(&S.tlock);
+	shim_guard--;
 	if (cancel >= 0)
 		glue_cancel_restore(cancel);
 	return t;

@@ -52,6 +52,33 @@ void glue_cancel_restore(int old)
 	pthread_setcancelstate(old & 15, NULL);
 }
 
+/* glibc's SIGCANCEL is __SIGRTMIN (32), which sigaddset refuses: its bit
+ * is set by hand, in the first word the kernel reads.  Other C libraries
+ * check the state in their handler: nothing to do there. */
+#ifdef __GLIBC__
+#define CANCEL_BIT (1ul << (32 - 1))
+int glue_cancel_block(void)
+{
+	sigset_t set, old;
+	memset(&set, 0, sizeof set);
+	memset(&old, 0, sizeof old);
+	((unsigned long *)&set)[0] = CANCEL_BIT;
+	if (sys_sigprocmask(SIG_BLOCK, &set, &old) != 0)
+		return 0;
+	return !(((unsigned long *)&old)[0] & CANCEL_BIT);
+}
+void glue_cancel_unblock(void)
+{
+	sigset_t set;
+	memset(&set, 0, sizeof set);
+	((unsigned long *)&set)[0] = CANCEL_BIT;
+	sys_sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+#else
+int glue_cancel_block(void) { return 0; }
+void glue_cancel_unblock(void) {}
+#endif
+
 void glue_init(void)
 {
 	long p = sysconf(_SC_PAGESIZE);

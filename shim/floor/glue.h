@@ -168,6 +168,11 @@ extern TLS int shim_guard;
 extern TLS int glue_async_cancel;
 int glue_cancel_off(void);         /* the old state and type, for glue_cancel_restore */
 void glue_cancel_restore(int old);
+/* glibc's SIGCANCEL blocked (1 if this call blocked it), and unblocked:
+ * around the fork handlers (init.c), where a cancellation marked in the
+ * thread's memory would be copied into the child and act there. */
+int glue_cancel_block(void);
+void glue_cancel_unblock(void);
 
 /* Into the shim's own code from a wrapper, and out again:
  *     struct guard g = guard_enter(); ... guard_leave(g);
@@ -194,6 +199,23 @@ static inline void guard_leave(struct guard g)
 	if (unlikely(g.cancel >= 0))
 		glue_cancel_restore(g.cancel);
 	errno = g.err;
+}
+/* Around the program's real call in the middle of a wrapper whose two
+ * halves belong together (pf_mmap charges the budget or takes a kept
+ * region before the call and records it after): the guard comes down as
+ * with guard_leave, but cancellation stays off until the last guard_leave,
+ * so that a cancellation cannot act in between and strand what the first
+ * half took.  The real calls are not cancellation points: a cancellation
+ * acts just after the call instead of just before it. */
+static inline void guard_pause(struct guard *g)
+{
+	shim_guard--;
+	errno = g->err;
+}
+static inline void guard_resume(struct guard *g)
+{
+	g->err = errno; /* (keeps the real call's errno) */
+	shim_guard++;
 }
 
 /* ---- futexes: one wait and one wake for every module ---- */

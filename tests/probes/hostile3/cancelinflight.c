@@ -18,14 +18,22 @@
  * state is still disabled.  The thread maps, touches and unmaps 1 MiB 64
  * times in asynchronous mode, and ends either cancelled (the cancellation
  * acted once the state was enabled again) or by returning (a glibc whose
- * handler checks the state ignores the bare signal).  Then 20 threads
- * fork once each in asynchronous mode: the shim's fork handlers hold every
- * lock of its own from prepare to parent.  Then 20 threads whose first
- * call into the shim is unshare(0), counted with no guard: the first count
- * of a thread takes the list lock (stats.c).
- * Prints: whether the shim disabled cancellation in the map, fork and
- * first-count threads, the cancellations that acted while disabled, and how many
- * threads ended cancelled. */
+ * handler checks the state ignores the bare signal).  Each map thread's
+ * first mapping is made at an address the main thread chose and is kept:
+ * it must be there afterwards, as without the shim (a cancellation acting
+ * between pf_mmap's two halves left no mapping, and stranded its budget
+ * charge or kept region: hostile review of d74664f).  Then 20 threads fork
+ * once each in asynchronous mode: the shim's fork handlers hold every lock
+ * of its own from prepare to parent, and block SIGCANCEL for it (a kernel
+ * mask, which this program cannot race): each child must exit with its own
+ * status and the thread must find SIGCANCEL unblocked after.  Then 20
+ * threads whose first call into the shim is unshare(0), counted with no
+ * guard: the first count of a thread takes the list lock (stats.c).
+ * Prints: whether the shim disabled cancellation in the map and
+ * first-count threads, the cancellations that acted while disabled, the
+ * first mappings present, the children that exited with their own status,
+ * the fork threads that found SIGCANCEL blocked, and how many threads ended
+ * cancelled. */
 #include <dlfcn.h>
 #include <sched.h>
 #include <pthread.h>
@@ -39,7 +47,8 @@
 #define SIGCANCEL_ (SIGRTMIN - 2) /* glibc's SIGCANCEL (32): SIGRTMIN is 34 */
 
 static __thread volatile int victim, disabled;
-static volatile int disables[4], while_disabled;
+static volatile int disables[4], while_disabled, own_status, left_blocked;
+static char *volatile hint;
 
 int pthread_setcancelstate(int state, int *old)
 {
@@ -74,12 +83,19 @@ static void *worker(void *a)
 	if (victim == 3) /* a first call counted with no guard: unshare(0) changes nothing */
 		unshare(0);
 	if (victim == 2) { /* fork */
+		unsigned long mask[2] = { 0, 0 };
+		int st = -1;
 		pid_t p = fork();
 		if (p == 0)
-			_exit(0);
-		if (p > 0)
-			waitpid(p, NULL, 0);
+			_exit(7);
+		if (p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 7)
+			__atomic_add_fetch(&own_status, 1, __ATOMIC_RELAXED);
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, mask, 8);
+		if (mask[0] & (1ul << (SIGCANCEL_ - 1)))
+			__atomic_add_fetch(&left_blocked, 1, __ATOMIC_RELAXED);
 	}
+	if (victim == 1) /* kept: it must be there afterwards */
+		mmap(hint, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	for (i = 0; i < 64 && victim == 1; i++) {
 		char *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m != MAP_FAILED) {
@@ -102,7 +118,7 @@ static void *idle(void *a)
 
 int main(void)
 {
-	int i, cancelled = 0, n = 20, kind[2] = { 2, 3 };
+	int i, cancelled = 0, present = 0, n = 20, kind[2] = { 2, 3 };
 	pthread_t t0;
 	/* glibc installs its SIGCANCEL handler at the first pthread_cancel:
 	 * one first, as in the race (without it the bare signal kills). */
@@ -112,11 +128,19 @@ int main(void)
 	for (i = 0; i < 3 * n; i++) {
 		pthread_t t;
 		void *r;
+		unsigned char vec[1];
+		hint = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		munmap(hint, 1 << 20);
 		pthread_create(&t, NULL, worker, i < n ? NULL : &kind[i / n - 1]);
 		pthread_join(t, &r);
 		cancelled += r == PTHREAD_CANCELED;
+		if (mincore(hint, 1, vec) == 0) {
+			present += i < n;
+			munmap(hint, 1 << 20);
+		}
 	}
-	printf("disables in map %d fork %d count %d, cancelled while disabled %d, threads cancelled %d of %d\n",
-	       disables[1] > 0, disables[2] > 0, disables[3] > 0, while_disabled, cancelled, 3 * n);
+	printf("disables in map %d count %d, cancelled while disabled %d; first mappings present %d, children's own "
+	       "status %d, SIGCANCEL left blocked %d of %d; threads cancelled %d of %d\n",
+	       disables[1] > 0, disables[3] > 0, while_disabled, present, own_status, left_blocked, n, cancelled, 3 * n);
 	return 0;
 }
