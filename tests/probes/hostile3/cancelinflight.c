@@ -19,8 +19,10 @@
  * times in asynchronous mode, and ends either cancelled (the cancellation
  * acted once the state was enabled again) or by returning (a glibc whose
  * handler checks the state ignores the bare signal).  Each map thread's
- * first mapping is made at an address the main thread chose and is kept:
- * it must be there afterwards, as without the shim (a cancellation acting
+ * first mapping is made with MAP_FIXED over a PROT_NONE reservation of the
+ * main thread's (so that no runtime's own mapping takes the range meanwhile,
+ * as ASan's did) and is kept: it must be there afterwards, writable, as
+ * without the shim (a cancellation acting
  * between pf_mmap's two halves left no mapping, and stranded its budget
  * charge or kept region: hostile review of d74664f).  Then 20 threads fork
  * once each in asynchronous mode: the shim's fork handlers hold every lock
@@ -36,6 +38,7 @@
  * cancelled. */
 #include <dlfcn.h>
 #include <sched.h>
+#include <string.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -95,7 +98,7 @@ static void *worker(void *a)
 			__atomic_add_fetch(&left_blocked, 1, __ATOMIC_RELAXED);
 	}
 	if (victim == 1) /* kept: it must be there afterwards */
-		mmap(hint, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		mmap(hint, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	for (i = 0; i < 64 && victim == 1; i++) {
 		char *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m != MAP_FAILED) {
@@ -106,6 +109,24 @@ static void *worker(void *a)
 	victim = 0;
 	pthread_cleanup_pop(0);
 	return NULL;
+}
+
+/* Is the mapping that holds p writable?  (/proc/self/maps) */
+static int writable_at(const void *p)
+{
+	char line[512];
+	unsigned long s, e;
+	char perms[8];
+	int r = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) == 3 && s <= (unsigned long)p && (unsigned long)p < e) {
+			r = perms[1] == 'w';
+			break;
+		}
+	if (f)
+		fclose(f);
+	return r;
 }
 
 static void *idle(void *a)
@@ -128,16 +149,12 @@ int main(void)
 	for (i = 0; i < 3 * n; i++) {
 		pthread_t t;
 		void *r;
-		unsigned char vec[1];
-		hint = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		munmap(hint, 1 << 20);
+		hint = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		pthread_create(&t, NULL, worker, i < n ? NULL : &kind[i / n - 1]);
 		pthread_join(t, &r);
 		cancelled += r == PTHREAD_CANCELED;
-		if (mincore(hint, 1, vec) == 0) {
-			present += i < n;
-			munmap(hint, 1 << 20);
-		}
+		present += i < n && writable_at(hint);
+		munmap(hint, 1 << 20);
 	}
 	printf("disables in map %d count %d, cancelled while disabled %d; first mappings present %d, children's own "
 	       "status %d, SIGCANCEL left blocked %d of %d; threads cancelled %d of %d\n",
