@@ -81,7 +81,6 @@ void stats_thread_init(void)
 static struct tstats *mine(void)
 {
 	struct tstats *t = &tl;
-	int cancel;
 	if (likely(t->state == 1))
 		return t;
 	if (t->state != 0 || !__atomic_load_n(&S.tkey_ok, __ATOMIC_ACQUIRE))
@@ -94,21 +93,18 @@ static struct tstats *mine(void)
 		t->state = 0;
 		return NULL;
 	}
-	/* Several wrappers count a call before their guard (interpose.c): a
-	 * thread of asynchronous cancellation type must not be cancelled with
-	 * the list's lock held (glue.h, guard_enter). */
-	cancel = unlikely(glue_async_cancel) ? glue_cancel_off() : -1;
-	/* and the guard up: a signal handler that forks or exits meanwhile
-	 * must not wait for the lock this thread holds (init.c, fork_nested) */
-	shim_guard++;
+	/* Several wrappers count a call before their guard (interpose.c), so
+	 * the guard goes up here: a thread of asynchronous cancellation type
+	 * must not be cancelled with the list's lock held, and a signal handler
+	 * that forks or exits meanwhile must not wait for the lock this thread
+	 * holds (glue.h, guard_enter; init.c, fork_nested). */
+	struct guard g = guard_enter();
 	spin_lock(&S.tlock);
 	t->next = S.tlist;
 	__atomic_store_n(&S.tlist, t, __ATOMIC_RELEASE); /* (read unlocked: stats_snapshot) */
 	t->state = 1;
 	spin_unlock(&S.tlock);
-	shim_guard--;
-	if (cancel >= 0)
-		glue_cancel_restore(cancel);
+	guard_leave(g);
 	return t;
 }
 

@@ -57,22 +57,25 @@ void glue_cancel_restore(int old)
  * check the state in their handler: nothing to do there. */
 #ifdef __GLIBC__
 #define CANCEL_BIT (1ul << (32 - 1))
-int glue_cancel_block(void)
+/* SIG_BLOCK or SIG_UNBLOCK glibc's SIGCANCEL; whether it was blocked
+ * before (1), or -1 if the call failed. */
+static int cancel_mask(int how)
 {
 	sigset_t set, old;
 	memset(&set, 0, sizeof set);
 	memset(&old, 0, sizeof old);
 	((unsigned long *)&set)[0] = CANCEL_BIT;
-	if (sys_sigprocmask(SIG_BLOCK, &set, &old) != 0)
-		return 0;
-	return !(((unsigned long *)&old)[0] & CANCEL_BIT);
+	if (sys_sigprocmask(how, &set, &old) != 0)
+		return -1;
+	return !!(((unsigned long *)&old)[0] & CANCEL_BIT);
+}
+int glue_cancel_block(void)
+{
+	return cancel_mask(SIG_BLOCK) == 0; /* (1: this call blocked it) */
 }
 void glue_cancel_unblock(void)
 {
-	sigset_t set;
-	memset(&set, 0, sizeof set);
-	((unsigned long *)&set)[0] = CANCEL_BIT;
-	sys_sigprocmask(SIG_UNBLOCK, &set, NULL);
+	cancel_mask(SIG_UNBLOCK);
 }
 #else
 int glue_cancel_block(void) { return 0; }
