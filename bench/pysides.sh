@@ -10,7 +10,8 @@
 #   cpython  the shim, policies/cpython.policy (recycle)
 #   recycle  the shim, policies/cpython.policy with any carve turned into
 #            recycle (the same as cpython while that policy carves nothing)
-#   carve    the shim, policies/cpython-huge.policy (carve)
+#   carve    the shim, policies/cpython-huge.policy (carve, hugepage_check)
+#   carveu   the same without hugepage_check (carving unjudged)
 #   thp      no preload, THP `enabled` set to always for the run (root only:
 #            left out otherwise; put back after every run, and on exit)
 #   hugetlb  no preload, GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (glibc 2.35+:
@@ -39,6 +40,7 @@ side_env() { # side_env SIDE: its variables, one word each
 	observe) p=LD_PRELOAD r=PREFAULT_REPORT ;;
 	cpython) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT ;;
 	carve) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT f=carve ;;
+	carveu) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT f=carvu ;;
 	recycle) p=LD_PRELOAD po=PREFAULT_POLICY r=PREFAULT_REPORT f=recyc ;;
 	hugetlb) g=GLIBC_TUNABLES ;;
 	esac
@@ -66,6 +68,7 @@ run_side() { # run_side SIDE CMD...: CMD with the side's environment and nothing
 py_sides_init() {
 	cp "$ROOT/policies/cpython.policy" "$T/shipd.policy"
 	cp "$ROOT/policies/cpython-huge.policy" "$T/carve.policy"
+	grep -v '^hugepage_check' "$ROOT/policies/cpython-huge.policy" >"$T/carvu.policy"
 	sed 's/^action = carve$/action = recycle/' "$ROOT/policies/cpython.policy" >"$T/recyc.policy"
 	case " $SIDES " in *" thp "*)
 		if ! [ -w "$THP" ] || [ "$(id -u)" != 0 ]; then

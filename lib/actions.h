@@ -2,8 +2,9 @@
  *
  * A line an action: its name (A_<NAME>), its word in policy files, its bit,
  * the calls it works on, the actions it cannot be combined with and why, the
- * rule key that applies to it alone (and a hint for a rule that gives the
- * key without the action), the kind of site `prefault tune` tries it on, and
+ * rule key that applies to it alone (hugepage_check to carve as well:
+ * policy.c) and a hint for a rule that gives the key without the action,
+ * the kind of site `prefault tune` tries it on, and
  * the step of the shim's apply() that carries it out (prefault.c: `nothing`
  * where the work is done elsewhere: map-populate in the real mmap, recycle
  * at munmap and the next mmap, carve (which implies recycle) at the next
@@ -28,7 +29,7 @@ enum { TUNE_NEVER, TUNE_CHURN, TUNE_FILE, TUNE_DENSE, TUNE_LATER, TUNE_WITH };
 	X(NONE, "none", 7, CALL_MMAP | CALL_MALLOC | CALL_STACK, ~A_NONE,                                                \
 	  "action 'none' cannot be combined with other actions", NULL, NULL, TUNE_NEVER, nothing)                         \
 	X(WILLNEED, "willneed", 2, CALL_MMAP | CALL_MALLOC, 0, NULL, NULL, NULL, TUNE_FILE, advise)                      \
-	X(HUGEPAGE, "hugepage", 4, CALL_MMAP | CALL_MALLOC, 0, NULL, "hugepage_check", NULL, TUNE_WITH, advise)          \
+	X(HUGEPAGE, "hugepage", 4, CALL_MMAP | CALL_MALLOC, 0, NULL, "hugepage_check", " or carve", TUNE_WITH, advise)   \
 	X(LOCK, "lock", 3, CALL_MMAP | CALL_MALLOC, 0, NULL, NULL, NULL, TUNE_NEVER, lock)                               \
 	X(POPULATE, "populate", 0, CALL_MMAP | CALL_MALLOC | CALL_STACK, A_BACKGROUND,                                   \
 	  "background populates later, populate now: choose one", "threads",                                            \

@@ -537,7 +537,9 @@ static int action_checks(struct ctx *c, const struct pol_rule *r)
 	const struct pol_action *a;
 	for (a = pol_actions; a->word; a++) {
 		const char *knob = a->knob;
-		if (knob && (r->seen & (1u << key_index(knob))) && !(r->actions & a->bit)) {
+		/* (hugepage_check measures carve's huge pages too: carve is huge pages) */
+		unsigned with = a->bit | (a->bit == A_HUGEPAGE ? A_CARVE : 0);
+		if (knob && (r->seen & (1u << key_index(knob))) && !(r->actions & with)) {
 			char msg[160];
 			struct sbuf sb;
 			sb_init(&sb, msg, sizeof msg, -1);

@@ -81,6 +81,7 @@ static struct {
  * of its next reserve and of its largest. */
 static struct reserve reserves[RESERVES];
 static uint64_t next_size[POL_MAX_RULES], max_size[POL_MAX_RULES];
+static uint8_t small_won[POL_MAX_RULES]; /* hugepage_check: carving off for good */
 
 void carve_setup(const struct policy *pol, const struct settings *set)
 {
@@ -124,12 +125,20 @@ static size_t carve_hpage(void)
 int carve_fits(int rule, size_t len, int flags)
 {
 	size_t h = carve_hpage();
-	if (h && h != (size_t)-1 && len < h && h % len == 0 && !(flags & ~(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)))
+	if (h && h != (size_t)-1 && len < h && h % len == 0 && !(flags & ~(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)) &&
+	    !__atomic_load_n(&small_won[rule], __ATOMIC_RELAXED))
 		return 1;
 	st_add(&g_stats.rules[rule].carve_uncarved, 1);
 	if (h && h != (size_t)-1 && (len >= h || h % len))
 		stats_note(N_CARVE_UNEVEN);
 	return 0;
+}
+
+void carve_small_won(int rule)
+{
+	__atomic_store_n(&small_won[rule], 1, __ATOMIC_RELAXED);
+	st_add(&g_stats.rules[rule].carve_uncarved, 1); /* (the request judged on: recycled too) */
+	stats_note(N_CARVE_SMALL_WON);
 }
 
 /* A fresh mapping of size bytes on a huge page boundary (the program's

@@ -16,6 +16,11 @@ void carve_setup(const struct policy *pol, const struct settings *set);
  * flags ask for more than a plain mapping; then it is recycled instead,
  * counted (carve.uncarved) and noted.  No system call. */
 int carve_fits(int rule, size_t len, int flags);
+/* The rule's hugepage_check found small pages faster here (prefault.c
+ * measures before each reserve): from now on the rule's requests are not
+ * carved but recycled, counted as above, and noted.  What is stocked
+ * already is still served. */
+void carve_small_won(int rule);
 /* Nothing of this class was kept: map a new reserve for the rule, stock it
  * with recycle (recycle_stock) and take its first slice, as recycle_take
  * does.  0 where no reserve could be had (budget, table, limits, memory

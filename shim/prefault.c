@@ -105,13 +105,15 @@ static void apply_mlockall(int flags)
 void pf_setup(const struct policy *p, int profile, const struct settings *set)
 {
 	void *m;
-	int i;
+	int i, carve_checks = 0;
 	unsigned all = 0;
 	uint64_t min_block = UINT64_MAX;
 	pol = p;
 	S.profile_on = profile;
-	for (i = 0; p && i < p->nrules; i++)
+	for (i = 0; p && i < p->nrules; i++) {
 		all |= p->rules[i].actions;
+		carve_checks |= (p->rules[i].actions & A_CARVE) && p->rules[i].huge_check;
+	}
 	if (auto_on) /* the learner's rules come as it decides */
 		all |= A_RECYCLE | A_POPULATE | A_BACKGROUND | A_HUGEPAGE;
 	worker_setup(p ? p->workers : 1, set->bg_strategy && !strcmp(set->bg_strategy, "trail") ? BG_TRAIL : BG_LEAP);
@@ -130,6 +132,8 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 		S.thp_madvise = thp == THP_MADVISE;
 		if (!S.thp_ok && !auto_on)
 			stats_note(N_NO_THP);
+	} else if (carve_checks) { /* (carve notes its own lack of THP) */
+		S.thp_madvise = os_thp_mode() == THP_MADVISE;
 	}
 	if (match_min_size[1] < min_block)
 		min_block = match_min_size[1];
@@ -143,7 +147,7 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 	__atomic_store_n(&pf_block_min, min_block >= SIZE_MAX ? SIZE_MAX : (size_t)min_block, __ATOMIC_RELEASE);
 	if (p)
 		apply_mlockall(p->mlockall);
-	if (!(all & (A_POPULATE | A_BACKGROUND)))
+	if (!(all & (A_POPULATE | A_BACKGROUND)) && !carve_checks)
 		return;
 	/* For the tests of the fallback path on kernels that have the real thing. */
 	if (set->test_no_populate) {
@@ -194,6 +198,52 @@ static void plan_check(struct plan *pl, int rule, const struct request *rq)
 		pl->check = 1;
 	else if (huge_won[rule] < 0)
 		pl->actions &= ~(unsigned)A_HUGEPAGE;
+}
+
+/* hugepage_check on a carve rule: before each reserve is made, huge pages
+ * against small ones, both in a scratch mapping of our own at that moment
+ * (pool_huge_recheck: a quarter of a huge page of small pages, then one
+ * huge page, populated, timed, unmapped).  The program's own memory cannot
+ * be measured: its slices are touched by the program, one at a time.  1:
+ * carve (huge pages won, or nothing could be judged: carved as asked); 0:
+ * small pages won, and the rule recycles from now on (carve_small_won).
+ * What it costs, once a reserve (not a slice): seven system calls (two of
+ * them the meter's getrusage) and the small side's populate; the huge page
+ * it frees is the one the reserve's first fault is likely to get back at
+ * once (a block just freed, which the host has not taken back yet). */
+static int carve_judge(int rule)
+{
+	static uint64_t judged[POL_MAX_RULES]; /* reserves made + 1, at the last judgement */
+	uint64_t need = hpage_size + hpage_size / 4, made;
+	struct hcheck h;
+	struct meter m;
+	struct faults f;
+	int r;
+	if (!pol->rules[rule].huge_check || !S.thp_madvise || !S.populate_ok)
+		return 1; /* (with THP always on, the program's slices get huge pages anyway) */
+	/* once a reserve: where the last one judged could not be made (budget,
+	 * memory), not again on every request until one is */
+	made = __atomic_load_n(&g_stats.rules[rule].carve_reserves, __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(&judged[rule], made + 1, __ATOMIC_RELAXED) == made + 1)
+		return 1;
+	if (!budget_reserve(need)) {
+		st_add(&g_stats.rules[rule].hc_unjudged, 1);
+		return 1; /* (the reserve's own charge decides) */
+	}
+	meter_start(&m, 1);
+	r = pool_huge_recheck(&h);
+	meter_read(&m, &f, NULL);
+	budget_release(need);
+	stats_prefault_faults(&g_stats.rules[rule], f.minor, f.major); /* (the shim's, not the program's) */
+	if (r < 0) {
+		st_add(&g_stats.rules[rule].hc_unjudged, 1);
+		return 1;
+	}
+	stats_count_check(&g_stats.rules[rule], h.small_ns, h.small_pages, h.huge_ns, h.huge_pages, h.huge);
+	if (h.huge)
+		return 1;
+	carve_small_won(rule);
+	return 0;
 }
 
 /* The one place a plan is made, for mmap requests and malloc blocks alike. */
@@ -699,7 +749,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	if (pl.recyclable) {
 		size_t res;
 		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res, pl.carve || no_hint(flags) ? NULL : &beside);
-		if (!a && pl.carve)
+		if (!a && pl.carve && carve_judge(rule))
 			a = carve_take(rule, PAGE_UP(len), prot, flags, &res);
 		if (a) {
 			p = (void *)a;

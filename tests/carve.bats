@@ -44,7 +44,9 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 @test "CPython's arenas get huge pages: 128 MiB of small objects held, AnonHugePages over the arenas (cpython-huge policy)" {
 	needs_pmd_thp
 	needs_plain_runtime
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$POLICIES/cpython-huge.policy" "$PY" -c "$HOLD" 128
+	# (the policy's hugepage_check judges each reserve: huge pages win here by
+	# test setting, what this test is about is what carving gives)
+	REPORT="$BATS_TEST_TMPDIR/r.json" PREFAULT_TEST_HUGE=huge run --separate-stderr shimmed "$POLICIES/cpython-huge.policy" "$PY" -c "$HOLD" 128
 	echo "$output $stderr"
 	[ "$status" -eq 0 ]
 	arenas=$(kv arenas "$output")
@@ -62,7 +64,7 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	n=0
 	for py in /root/.pyenv/versions/3.*/bin/python3 /usr/local/bin/python3.1[0-4] /usr/bin/python3.[89] /usr/bin/python3.1[0-4]; do
 		[ -x "$py" ] && "$py" -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || continue
-		run --separate-stderr shimmed "$POLICIES/cpython-huge.policy" "$py" -c "$HOLD" 64
+		PREFAULT_TEST_HUGE=huge run --separate-stderr shimmed "$POLICIES/cpython-huge.policy" "$py" -c "$HOLD" 64
 		echo "$py: $output"
 		[ "$status" -eq 0 ]
 		# (3.8 and 3.9: 256 KiB arenas, four to a MiB)
@@ -185,9 +187,53 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	grep -Eq 'carved 60 from [0-9]+ reserves \([0-9.]+ MiB; at exit [0-9.]+ MiB resident, [0-9.]+ MiB in huge pages\)' "$BATS_TEST_TMPDIR/r.txt"
 }
 
+@test "hugepage_check on a carve rule: where small pages win it stops carving with a note and recycles; it judges once a reserve, never a slice" {
+	needs_pmd_thp
+	needs_thp_madvise
+	pol=$(arena_policy carve '' 'hugepage_check = yes')
+	# small pages win (a test setting stands for a host where huge pages cost more)
+	REPORT="$BATS_TEST_TMPDIR/s.json" PREFAULT_TEST_HUGE=small run --separate-stderr shimmed "$pol" "$CARVE" zero 10 1M 3
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(kv nonzero "$output")" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/s.json"
+	[ "$(arena_stat "$f" carve reserves)" -eq 0 ]
+	[ "$(arena_stat "$f" carve uncarved)" -eq 30 ]
+	[ "$(arena_stat "$f" recycle recycled)" -eq 20 ]
+	[ "$(arena_stat "$f" hugepage_check checks)" -eq 1 ]
+	[ "$(arena_stat "$f" hugepage_check huge_won)" -eq 0 ]
+	jget "$f" "d['notes']" | grep -q 'its hugepage_check found small pages faster'
+	# the scratch pages it measured on are the shim's faults, not the program's
+	[ "$(jget "$f" "d['faults']['in_prefault']")" -ge "$(arena_stat "$f" hugepage_check small_pages)" ]
+	# huge pages win: carved, and each reserve judged once, before it is made
+	REPORT="$BATS_TEST_TMPDIR/h.json" PREFAULT_TEST_HUGE=huge run --separate-stderr shimmed "$pol" "$CARVE" zero 60 1M 1
+	[ "$(kv nonzero "$output")" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/h.json"
+	n=$(arena_stat "$f" carve reserves)
+	[ "$n" -ge 2 ]
+	[ "$(arena_stat "$f" hugepage_check checks)" -eq "$n" ]
+	[ "$(arena_stat "$f" hugepage_check huge_won)" -eq "$n" ]
+	[ "$(arena_stat "$f" carve huge_bytes)" -gt 0 ]
+	# measured for real, whichever way it goes: a reserve for each judgement
+	# huge pages won, and none after small pages won once
+	REPORT="$BATS_TEST_TMPDIR/m.json" run --separate-stderr shimmed "$pol" "$CARVE" zero 60 1M 1
+	f="$BATS_TEST_TMPDIR/m.json"
+	[ "$(kv nonzero "$output")" -eq 0 ]
+	[ "$(arena_stat "$f" hugepage_check huge_won)" -eq "$(arena_stat "$f" carve reserves)" ]
+	[ "$(( $(arena_stat "$f" hugepage_check checks) - $(arena_stat "$f" carve reserves) ))" -le 1 ]
+	# a reserve that cannot be had (budget) is judged once, not again on every request
+	REPORT="$BATS_TEST_TMPDIR/b.json" PREFAULT_TEST_HUGE=huge run --separate-stderr shimmed "$(arena_policy carve 'budget = 6M' 'hugepage_check = yes')" "$CARVE" zero 10 1M 3
+	f="$BATS_TEST_TMPDIR/b.json"
+	[ "$(arena_stat "$f" carve reserves)" -eq 0 ]
+	[ "$(arena_stat "$f" hugepage_check checks)" -eq 1 ]
+	# (four madvise a judgement, and one at start-up: does MADV_POPULATE_WRITE work)
+	[ "$(jget "$f" "d['shim']['syscalls']['madvise']")" -le 5 ]
+}
+
 @test "policy checks for carve: mmap only, anonymous private only, reserve needs carve; carve implies recycle" {
 	for bad in $'[rule r]\ncall = malloc\naction = carve' $'[rule r]\ncall = mmap\nmap = shared\naction = carve' \
-	           $'[rule r]\ncall = mmap\nreserve = 8M\naction = recycle' $'[rule r]\ncall = mmap\nreserve = 1K\naction = carve'; do
+	           $'[rule r]\ncall = mmap\nreserve = 8M\naction = recycle' $'[rule r]\ncall = mmap\nreserve = 1K\naction = carve' \
+	           $'[rule r]\ncall = mmap\nhugepage_check = yes\naction = recycle'; do
 		f="$BATS_TEST_TMPDIR/bad.policy"
 		printf '%s\n' "$bad" >"$f"
 		run --separate-stderr "$PF" check "$f"
@@ -195,9 +241,13 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 		[ "$status" -eq 2 ]
 		[[ "$stderr" == "$f:"[1-4]": "* ]]
 	done
+	printf '[rule r]\ncall = mmap\nhugepage_check = yes\naction = carve\n' >"$f"
+	run --separate-stderr "$PF" check "$f"
+	[ "$status" -eq 0 ]
+	grep -q 'hugepage_check=yes' <<<"$output"
 	run --separate-stderr "$PF" check "$POLICIES/cpython-huge.policy"
 	[ "$status" -eq 0 ]
-	grep -q -- '-> recycle,carve recycle_max=64M reserve=64M' <<<"$output"
+	grep -q -- '-> recycle,carve hugepage_check=yes recycle_max=64M reserve=64M' <<<"$output"
 }
 
 @test "prefault profile shows each site's huge pages at exit: none for 1 MiB arenas, all of an advised aligned mapping" {
