@@ -155,6 +155,13 @@ $(BUILD)/probes/h3/%: tests/probes/hostile3/%.c tests/probes/probe.h
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -Wall -D_GNU_SOURCE -Wl,--export-dynamic-symbol=pthread_setcancelstate -o $@ $< -lpthread
 
+# Hostile round 4's (carve and recycle, 2026-12-04): tests/invisible.bats.
+H4 := $(patsubst tests/probes/hostile4/%.c,$(BUILD)/probes/h4/%,$(wildcard tests/probes/hostile4/*.c))
+$(BUILD)/probes/h4/%: tests/probes/hostile4/%.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -Wall -D_GNU_SOURCE -o $@ $< -lpthread
+
 # The symbol reader's pure parts: the demangler's cases (a unit test), and
 # the xz decoder as a command (tests/symbols.bats compares it with xz -d).
 $(BUILD)/unit/demangle_test: tests/unit/demangle_test.c tools/demangle.c tools/demangle.h
@@ -167,7 +174,7 @@ $(BUILD)/unit/xz_test: tests/unit/xz_test.c tools/xz.c tools/xz.h
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Itools -o $@ tests/unit/xz_test.c tools/xz.c
 
-probes: $(PROBES) $(H2) $(H3) $(UNIT) $(BUILD)/unit/xz_test
+probes: $(PROBES) $(H2) $(H3) $(H4) $(UNIT) $(BUILD)/unit/xz_test
 
 unit: $(UNIT)
 	$(Q)for t in $(UNIT); do $$t >/dev/null || { $$t | grep -v '^ok'; exit 1; }; done

@@ -17,6 +17,7 @@
 #include "stack.h"
 #include "stats.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
@@ -31,16 +32,39 @@
 #include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define RET __builtin_return_address(0)
 
 /* ---- the mmap family ---- */
 
+/* Under the guard (a signal handler that interrupted the shim, or libc
+ * called from it), with the shim on: what a call changed is noted for the
+ * shim to forget when the guard comes down (glue.h, glue_nested). */
+static inline __attribute__((always_inline)) int nested(void)
+{
+	return unlikely(shim_guard) && __atomic_load_n(&shim_state, __ATOMIC_RELAXED) == SHIM_ON;
+}
+static inline void nested_note(const void *addr, size_t len, int gone)
+{
+	if (nested())
+		glue_nested_note((uintptr_t)addr, len, gone);
+}
+
 static void *fwd_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
-	return f ? f(addr, len, prot, flags, fd, off) : sys_mmap(addr, len, prot, flags, fd, off);
+	void *p = f ? f(addr, len, prot, flags, fd, off) : sys_mmap(addr, len, prot, flags, fd, off);
+	if (nested()) { /* (a new mapping's range was free: any record there is stale) */
+		int err = errno;
+		if (p != MAP_FAILED)
+			glue_nested_note((uintptr_t)p, len, 1);
+		else if (flags & MAP_FIXED) /* (the old mapping may be gone even so) */
+			glue_nested_note((uintptr_t)addr, len, 1);
+		errno = err;
+	}
+	return p;
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
@@ -62,6 +86,7 @@ EXPORT int munmap(void *addr, size_t len)
 	__typeof__(munmap) *f;
 	if (shim_on())
 		return pf_munmap(addr, len);
+	nested_note(addr, len, 1);
 	f = REAL(munmap);
 	return f ? f(addr, len) : sys_munmap(addr, len);
 }
@@ -70,16 +95,29 @@ EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 {
 	void *(*f)(void *, size_t, size_t, int, ...);
 	void *new_addr = NULL;
-	if (flags & MREMAP_FIXED) {
+	/* (the address comes with MREMAP_FIXED, and as a hint with
+	 * MREMAP_DONTUNMAP: as glibc 2.37's wrapper reads it) */
+	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
 		va_list ap;
 		va_start(ap, flags);
 		new_addr = va_arg(ap, void *);
 		va_end(ap);
 	}
+	void *r;
 	if (shim_on())
 		return pf_mremap(old, oldlen, newlen, flags, new_addr, RET);
 	f = REAL(mremap);
-	return f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+	r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+	if (nested()) {
+		int err = errno;
+		glue_nested_note((uintptr_t)old, oldlen, 1);
+		if (r != MAP_FAILED)
+			glue_nested_note((uintptr_t)r, newlen, 1);
+		else if (flags & MREMAP_FIXED)
+			glue_nested_note((uintptr_t)new_addr, newlen, 1);
+		errno = err;
+	}
+	return r;
 }
 
 EXPORT int mprotect(void *addr, size_t len, int prot)
@@ -88,6 +126,8 @@ EXPORT int mprotect(void *addr, size_t len, int prot)
 	if (shim_on()) {
 		stats_call(E_mprotect);
 		pf_reprotect(addr, len);
+	} else {
+		nested_note(addr, len, 0);
 	}
 	return f ? f(addr, len, prot) : sys_mprotect(addr, len, prot);
 }
@@ -98,6 +138,8 @@ EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 	if (shim_on()) {
 		stats_call(E_pkey_mprotect);
 		pf_reprotect(addr, len);
+	} else {
+		nested_note(addr, len, 0);
 	}
 	return f ? f(addr, len, prot, pkey) : (int)sys_call(SYS_pkey_mprotect, (long)addr, (long)len, (long)prot, (long)pkey, 0, 0);
 }
@@ -107,6 +149,7 @@ EXPORT int madvise(void *addr, size_t len, int advice)
 	__typeof__(madvise) *f;
 	if (shim_on())
 		return pf_madvise(addr, len, advice);
+	nested_note(addr, len, 0);
 	f = REAL(madvise);
 	return f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
 }
@@ -425,6 +468,12 @@ EXPORT void *shmat(int id, const void *addr, int flags)
 		if (sys_n(SC_shmctl, id, IPC_STAT, (long)&ds, 0, 0, 0) == 0)
 			pf_claim((void *)addr, ds.shm_segsz, (flags & SHM_REMAP) ? CLAIM_REPLACE : CLAIM_PROBE);
 		errno = err;
+	} else if (addr && (flags & SHM_REMAP) && nested()) {
+		struct shmid_ds ds;
+		int err = errno;
+		if (sys_n(SC_shmctl, id, IPC_STAT, (long)&ds, 0, 0, 0) == 0)
+			glue_nested_note((uintptr_t)addr, ds.shm_segsz, 1);
+		errno = err;
 	}
 	return f ? f(id, addr, flags) : (void *)sys_call(SYS_shmat, (long)id, (long)addr, (long)flags, 0, 0, 0);
 }
@@ -454,8 +503,60 @@ EXPORT int mseal(void *addr, size_t len, unsigned long flags)
 	if (shim_on()) {
 		stats_call(E_mseal);
 		pf_claim(addr, len, CLAIM_KEEP_OUT);
+	} else {
+		nested_note(addr, len, 0);
 	}
 	return f ? f(addr, len, flags) : (int)sys_call(SYS_mseal, (long)addr, (long)len, (long)flags, 0, 0, 0);
+}
+
+/* Calls that hand the kernel a list of the program's ranges: vmsplice (a
+ * pipe then holds the pages themselves: a kept region cleared and handed
+ * out again would change what the pipe gives, where without us the pages
+ * stay the pipe's after munmap), and process_madvise (it changes them as
+ * madvise would: MADV_DONTFORK, MADV_WIPEONFORK and guard pages would
+ * follow a kept region into the next mapping; on any process, as the shim
+ * cannot tell a pidfd of its own from another's without a system call).
+ * Such a range is never kept.  The list is read after the call succeeded:
+ * the kernel has read it then, so it is good memory. */
+static void iov_changed(const struct iovec *iov, size_t n)
+{
+	size_t i;
+	for (i = 0; i < n && i < 1024; i++) { /* (UIO_MAXIOV: the kernel refuses more) */
+		if (shim_guard)
+			glue_nested_note((uintptr_t)iov[i].iov_base, iov[i].iov_len, 0);
+		else
+			pf_reprotect(iov[i].iov_base, iov[i].iov_len);
+	}
+}
+static ssize_t iov_after(enum entry e, ssize_t r, const struct iovec *iov, size_t n)
+{
+	int err = errno;
+	if (r < 0 || !iov)
+		return r;
+	if (shim_on()) {
+		stats_call(e);
+		iov_changed(iov, n);
+	} else if (nested()) {
+		iov_changed(iov, n);
+	}
+	errno = err;
+	return r;
+}
+
+ssize_t process_madvise(int pidfd, const struct iovec *iov, size_t n, int advice, unsigned int flags); /* (glibc 2.36) */
+EXPORT ssize_t process_madvise(int pidfd, const struct iovec *iov, size_t n, int advice, unsigned int flags)
+{
+	ssize_t (*f)(int, const struct iovec *, size_t, int, unsigned int) = real_fn(E_process_madvise);
+	ssize_t r = f ? f(pidfd, iov, n, advice, flags)
+	              : (ssize_t)sys_call(SYS_process_madvise, (long)pidfd, (long)iov, (long)n, (long)advice, (long)flags, 0);
+	return iov_after(E_process_madvise, r, iov, n);
+}
+
+EXPORT ssize_t vmsplice(int fd, const struct iovec *iov, size_t n, unsigned int flags)
+{
+	__typeof__(vmsplice) *f = REAL(vmsplice);
+	ssize_t r = f ? f(fd, iov, n, flags) : (ssize_t)sys_call(SYS_vmsplice, (long)fd, (long)iov, (long)n, (long)flags, 0, 0);
+	return iov_after(E_vmsplice, r, iov, n);
 }
 
 EXPORT int msync(void *addr, size_t len, int flags)
@@ -525,6 +626,8 @@ ALIAS(ioctl);
 ALIAS(shmat);
 ALIAS(mincore);
 ALIAS(mseal);
+ALIAS(process_madvise);
+ALIAS(vmsplice);
 
 /* 1 with *r set if n is such a call (the shim is on, this thread outside it). */
 static int memory_call(long n, const long *a, const void *ret, long *r)
@@ -551,6 +654,10 @@ static int memory_call(long n, const long *a, const void *ret, long *r)
 	case SYS_shmat: *r = (long)a_shmat((int)a[0], (const void *)a[1], (int)a[2]); break;
 	case SYS_mincore: *r = a_mincore((void *)a[0], (size_t)a[1], (unsigned char *)a[2]); break;
 	case SYS_mseal: *r = a_mseal((void *)a[0], (size_t)a[1], (unsigned long)a[2]); break;
+	case SYS_process_madvise:
+		*r = a_process_madvise((int)a[0], (const struct iovec *)a[1], (size_t)a[2], (int)a[3], (unsigned)a[4]);
+		break;
+	case SYS_vmsplice: *r = a_vmsplice((int)a[0], (const struct iovec *)a[1], (size_t)a[2], (unsigned)a[3]); break;
 	/* (raw, as the program asked: a raw setuid changes this thread alone,
 	 * glibc's all of them; msync through glibc would be a cancellation
 	 * point) */
@@ -561,9 +668,73 @@ static int memory_call(long n, const long *a, const void *ret, long *r)
 		pf_claim((void *)a[0], (size_t)a[1], CLAIM_PROBE);
 		*r = glue_syscall6(n, a);
 		break;
+	case SYS_io_uring_register: /* buffers registered: the ring holds their pages (see vmsplice) */
+		*r = glue_syscall6(n, a);
+		if (*r >= 0 && a[1] == 0 /* IORING_REGISTER_BUFFERS */) {
+			int err = errno;
+			iov_changed((const struct iovec *)a[2], (size_t)a[3]);
+			errno = err;
+		}
+		break;
 	default: return 0;
 	}
 	return 1;
+}
+
+#ifndef SYS_fork
+#define SYS_fork (-2) /* (arm64 has none: clone only) */
+#endif
+#ifndef SYS_clone3
+#define SYS_clone3 435 /* Linux 5.3, the same number on every architecture */
+#endif
+
+/* A raw fork (SYS_fork, or clone and clone3 without CLONE_VM) runs no fork
+ * handlers, as _Fork: locks other threads held stay held in the child, so
+ * the shim is off there (its memory calls would wait for them for ever).
+ * clone3's flags are read after the call: the kernel has read them, so
+ * the pointer is good.  A child sharing our memory (CLONE_VM) is left
+ * alone: what it would change is ours too. */
+EARLY static long __attribute__((noinline)) raw_clone(long (*f)(long, ...), long n, const long *a)
+{
+	long r = likely(f != NULL) ? f(n, a[0], a[1], a[2], a[3], a[4], a[5]) : glue_syscall6(n, a);
+	if (r == 0) {
+		uint64_t flags = n == SYS_clone ? (uint64_t)a[0] : n == SYS_clone3 ? *(const uint64_t *)a[0] : 0;
+		if (!(flags & CLONE_VM))
+			shim_child_off();
+	}
+	return r;
+}
+
+/* A raw memory call under the guard (see nested()): made, and noted. */
+EARLY static long __attribute__((noinline)) nested_syscall(long (*f)(long, ...), long n, const long *a)
+{
+	long r = likely(f != NULL) ? f(n, a[0], a[1], a[2], a[3], a[4], a[5]) : glue_syscall6(n, a);
+	int err = errno;
+	switch (n) {
+	case SYS_munmap: glue_nested_note((uintptr_t)a[0], (size_t)a[1], 1); break;
+	case SYS_mmap:
+		if (r != -1)
+			glue_nested_note((uintptr_t)r, (size_t)a[1], 1);
+		else if (a[3] & MAP_FIXED)
+			glue_nested_note((uintptr_t)a[0], (size_t)a[1], 1);
+		break;
+	case SYS_mremap:
+		glue_nested_note((uintptr_t)a[0], (size_t)a[1], 1);
+		if (r != -1)
+			glue_nested_note((uintptr_t)r, (size_t)a[2], 1);
+		else if (a[3] & MREMAP_FIXED)
+			glue_nested_note((uintptr_t)a[4], (size_t)a[2], 1);
+		break;
+	case SYS_mprotect: case SYS_pkey_mprotect: case SYS_madvise: case SYS_mseal:
+		glue_nested_note((uintptr_t)a[0], (size_t)a[1], 0);
+		break;
+	case SYS_process_madvise: case SYS_vmsplice:
+		if (r >= 0)
+			iov_changed((const struct iovec *)a[1], (size_t)a[2]);
+		break;
+	}
+	errno = err;
+	return r;
 }
 
 EARLY EXPORT long syscall(long number, ...)
@@ -578,8 +749,12 @@ EARLY EXPORT long syscall(long number, ...)
 	va_end(ap);
 	if (unlikely(number == SYS_seccomp || (number == SYS_prctl && a[0] == PR_SET_SECCOMP)))
 		shim_sandboxed();
+	else if (unlikely(number == SYS_clone || number == SYS_clone3 || number == SYS_fork))
+		return raw_clone(f, number, a);
 	else if (limits_watched() && memory_call(number, a, RET, &r))
 		return r;
+	else if (nested())
+		return nested_syscall(f, number, a);
 	if (likely(f != NULL))
 		return f(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 	return glue_syscall6(number, a);

@@ -102,6 +102,8 @@ static void apply_mlockall(int flags)
 	}
 }
 
+static void nested_changed(uintptr_t s, uintptr_t e, int gone);
+
 void pf_setup(const struct policy *p, int profile, const struct settings *set)
 {
 	void *m;
@@ -121,6 +123,7 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 		pool_test_huge = !strcmp(set->test_huge, "huge") ? 1 : !strcmp(set->test_huge, "huge-then-small") ? 2 : -1;
 	recycle_setup(p);
 	carve_setup(p, set);
+	glue_nested_hook = nested_changed;
 	if (all & A_RECYCLE) {
 		S.recyclers = 1;
 		read_limits();
@@ -250,8 +253,10 @@ static int carve_judge(int rule)
 static void plan_request(const struct request *rq, int rule, struct plan *pl)
 {
 	int anon_private = (rq->mk & (MK_ANON | MK_PRIVATE)) == (MK_ANON | MK_PRIVATE);
+	/* (an offset, even ignored, is the kernel's to refuse: EINVAL where
+	 * it is not page aligned, which a kept region would not say) */
 	int placeable = rq->call == CALL_MMAP && anon_private && !(rq->mk & MK_FIXED) && !rq->hint &&
-	                !(rq->flags & MAP_HUGETLB);
+	                !(rq->flags & MAP_HUGETLB) && rq->off == 0;
 	memset(pl, 0, sizeof *pl);
 	pl->rule = rule;
 	pl->recycled_resident = (size_t)-1;
@@ -626,6 +631,26 @@ static void unmapped(void *addr, size_t len)
 	uffd_gone((uintptr_t)addr, (uintptr_t)addr + len);
 }
 
+/* A call under the guard changed [s, e) behind the shim's back (glue.h,
+ * glue_nested): forget what the shim held there.  Gone (unmapped, or
+ * mapped anew): kept regions there are no longer ours and are forgotten
+ * unmapped; changed in place: they are given back as for the program's
+ * own call on them.  e 0: everything (notes were lost). */
+static void nested_changed(uintptr_t s, uintptr_t e, int gone)
+{
+	if (!e) {
+		s = 0;
+		e = (uintptr_t)0 - page_size;
+	}
+	if (e <= s)
+		return;
+	unmapped((void *)s, e - s);
+	if (gone)
+		recycle_forget_range(s, e - s);
+	else
+		recycle_release_range(s, e - s);
+}
+
 /* ---- the mmap family ---- */
 
 /* A call of the program's failed for want of memory (ENOMEM, EAGAIN): what
@@ -754,6 +779,10 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		if (a) {
 			p = (void *)a;
 			pl.recycled_resident = res;
+			/* MAP_POPULATE asks for every page now: what the program
+			 * dropped from the kept region (MADV_DONTNEED) comes back */
+			if ((flags & MAP_POPULATE) && (res == (size_t)-1 || res < PAGE_UP(len) / page_size))
+				sys_madvise(p, PAGE_UP(len), MADV_POPULATE_WRITE);
 		}
 	}
 	/* Under the policy's mlockall future the kernel would populate (and
@@ -869,6 +898,8 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 		recycle_release_range((uintptr_t)old + PAGE_UP(oldlen), PAGE_UP(newlen) - PAGE_UP(oldlen));
 	if (flags & MREMAP_FIXED) {
 		unmapped(new_addr, PAGE_UP(newlen));
+		recycle_release_range((uintptr_t)new_addr, PAGE_UP(newlen));
+	} else if ((flags & MREMAP_DONTUNMAP) && new_addr) { /* a hint: free as it would be */
 		recycle_release_range((uintptr_t)new_addr, PAGE_UP(newlen));
 	}
 	guard_pause(&g); /* (a locked range's record dropped, put back after) */

@@ -26,9 +26,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#ifndef MREMAP_DONTUNMAP
-#define MREMAP_DONTUNMAP 4 /* Linux 5.7 */
-#endif
 
 #define OUT_BUF (4 << 10)               /* formatting buffer for the profile file, flushed when full */
 #define READ_NS (10ull * 1000 * 1000)   /* the reader drains the rings this often */

@@ -242,7 +242,11 @@ static void unlink_locked(struct kept *k)
  * (all: e == 0), regions that touch each other unmapped in one call (a
  * carved reserve all free goes back whole), with no lock held.  Returns how
  * many runs: max means there may be more. */
-static int give_back_n(uintptr_t s, uintptr_t e, int max)
+/* Kept regions in [s, e) (all, where e is 0), at most max runs of them
+ * (max <= 16), unmapped and their charges given back; with keep_out, the
+ * part inside [s, e) is not unmapped: the kernel has unmapped it already,
+ * and what is there now is not ours (recycle_forget_range). */
+static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out)
 {
 	uintptr_t out[16][2];
 	int k = 0, i;
@@ -266,11 +270,20 @@ static int give_back_n(uintptr_t s, uintptr_t e, int max)
 	}
 	spin_unlock(&S.klock);
 	for (i = 0; i < k; i++) { /* never hold the lock across a system call */
-		sys_munmap((void *)out[i][0], out[i][1] - out[i][0]);
-		budget_release(out[i][1] - out[i][0]);
+		uintptr_t a = out[i][0], b = out[i][1];
+		if (!keep_out) {
+			sys_munmap((void *)a, b - a);
+		} else {
+			if (a < s)
+				sys_munmap((void *)a, s - a);
+			if (e && b > e)
+				sys_munmap((void *)e, b - e);
+		}
+		budget_release(b - a);
 	}
 	return k;
 }
+static int give_back_n(uintptr_t s, uintptr_t e, int max) { return give_back_x(s, e, max, 0); }
 
 /* 1 if there may be more. */
 static int give_back(uintptr_t s, uintptr_t e) { return give_back_n(s, e, 16) == 16; }
@@ -305,6 +318,14 @@ void recycle_release_range(uintptr_t start, size_t len)
 	if (!recycle_any() || !len)
 		return;
 	while (give_back(start, start + len))
+		;
+}
+
+void recycle_forget_range(uintptr_t start, size_t len)
+{
+	if (!recycle_any())
+		return;
+	while (give_back_x(start, len ? start + len : 0, 16, 1) == 16)
 		;
 }
 

@@ -143,3 +143,55 @@ assert p.returncode == -11, p.returncode' "$PF"
 	echo "$output"
 	[ "$(grep -c 'Stopped' <<<"$output")" -eq 2 ]
 }
+
+# Hostile round 4 (carve and recycle; tests/probes/hostile4/): each probe
+# under a carve rule and a recycle rule, the same output as without the shim.
+H4="$B/probes/h4"
+H4P="$BATS_TEST_DIRNAME/probes/hostile4"
+
+@test "an mmap the kernel refuses (an offset not page aligned) is refused with a kept region or a reserve at hand" {
+	needs_plain_runtime
+	for pol in carve rec; do
+		same "$H4P/$pol.policy" "$H4/argval"
+		same "$H4P/$pol.policy" "$H4/argval" warm
+	done
+	grep -q 'unaligned offset 1 .*EINVAL' <<<"$shim"
+}
+
+@test "mremap passes its fifth argument with MREMAP_DONTUNMAP too: a hint is honoured, an unaligned one refused" {
+	needs_plain_runtime
+	run same "$H4P/rec.policy" "$H4/mremaphint"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "MAP_POPULATE served from a kept region is populated whole, as a fresh one is" {
+	needs_plain_runtime
+	same "$H4P/rec.policy" "$H4/flags" populate
+	grep -q 'round 1: resident at map 256/256' <<<"$shim"
+}
+
+@test "a signal handler that munmaps while the shim is busy leaves no stale record: a file later mapped there keeps its data" {
+	needs_plain_runtime
+	for pol in carve rec; do
+		same "$H4P/$pol.policy" "$H4/sigunmap"
+	done
+	grep -q 'file intact' <<<"$shim"
+}
+
+@test "a child made by a raw clone system call maps and unmaps freely while the parent's threads churn" {
+	needs_plain_runtime
+	for pol in carve rec; do
+		same "$H4P/$pol.policy" "$H4/rawclone" 500
+	done
+}
+
+@test "process_madvise and vmsplice on a region: its advice, guard pages and spliced pages never follow it into a later mapping" {
+	needs_plain_runtime
+	for pol in carve rec; do
+		for m in guard dontfork wipe; do
+			same "$H4P/$pol.policy" "$H4/pmadv" "$m"
+		done
+		same "$H4P/$pol.policy" "$H4/vmsplice"
+	done
+}

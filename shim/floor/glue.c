@@ -23,6 +23,33 @@ const char *const entry_names[E_COUNT] = { PF_ENTRIES(PF_NAME) };
 size_t page_size;
 size_t hpage_bytes = 2ul << 20;
 TLS int shim_guard;
+TLS struct glue_nested glue_nested;
+void (*glue_nested_hook)(uintptr_t start, uintptr_t end, int gone);
+
+/* The notes, oldest first, with the guard up (the hook takes locks; a
+ * handler's calls meanwhile add notes, and the loop takes them too).  A
+ * note handled twice is forgotten twice: no harm. */
+void glue_nested_run(void)
+{
+	uint32_t n, i;
+	shim_guard++;
+	for (;;) {
+		n = __atomic_load_n(&glue_nested.n, __ATOMIC_RELAXED);
+		if (!n)
+			break;
+		if (glue_nested_hook) {
+			if (n > GLUE_NESTED)
+				glue_nested_hook(0, 0, 1);
+			else
+				for (i = 0; i < n; i++)
+					glue_nested_hook(glue_nested.r[i][0] & ~(uintptr_t)1, glue_nested.r[i][1],
+					                 (int)(glue_nested.r[i][0] & 1));
+		}
+		if (__atomic_compare_exchange_n(&glue_nested.n, &n, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			break;
+	}
+	shim_guard--;
+}
 TLS int glue_async_cancel;
 
 /* The type goes to deferred before the state goes to disabled: glibc up
@@ -335,7 +362,8 @@ static void *const boot_stub[E_COUNT] = {
 
 static TLS int in_dlsym;
 
-/* Entries some C libraries lack (mseal before glibc 2.41, _Fork before 2.34,
+/* Entries some C libraries lack (mseal before glibc 2.41, process_madvise
+ * before 2.36, _Fork before 2.34,
  * pkey_mprotect and mlock2 before 2.27).  dlsym reports a missing symbol by
  * building an error message with malloc, and the first resolution can run
  * inside another allocator's start-up, under its lock (jemalloc preloaded
@@ -343,7 +371,7 @@ static TLS int in_dlsym;
  * malloc then waits on itself).  So these are looked up alone, on their own
  * first call, never in the bulk resolution. */
 static const unsigned char late[E_COUNT] = {
-	[E_mseal] = 1, [E__Fork] = 1, [E_pkey_mprotect] = 1, [E_mlock2] = 1,
+	[E_mseal] = 1, [E__Fork] = 1, [E_pkey_mprotect] = 1, [E_mlock2] = 1, [E_process_madvise] = 1,
 };
 static unsigned char late_done[E_COUNT];
 

@@ -44,6 +44,9 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4 /* Linux 5.7 */
+#endif
 
 /* Everything declared below is the shim's own: hidden, so that it is
  * reached PC-relative, never through the GOT (the hot wrappers read these). */
@@ -174,6 +177,36 @@ void glue_cancel_restore(int old);
 int glue_cancel_block(void);
 void glue_cancel_unblock(void);
 
+/* Calls made under the guard.  A wrapper reached while this thread's guard
+ * is up goes straight to the kernel: a signal handler that interrupted the
+ * shim, or libc called from it.  What such a call does to the address
+ * space the shim's records do not see, and a record gone stale is
+ * dangerous (a file mapped later where a kept region's record still lies
+ * would be "kept" at its munmap and cleared at the next mmap).  So the
+ * wrappers of calls that unmap, map or change mappings note the range
+ * here, async-signal-safe (an atomic add and two stores to this thread's
+ * own memory), and the outermost guard_leave hands the notes to the hook
+ * (prefault.c), which forgets what the shim held there.  gone: the range
+ * was unmapped or mapped anew (kept regions there are no longer ours); 0:
+ * changed in place (mprotect, madvise, mseal).  Past GLUE_NESTED notes
+ * before the guard comes down, the hook is told to forget everything. */
+#define GLUE_NESTED 16
+struct glue_nested {
+	uint32_t n;                  /* notes made since the last run */
+	uintptr_t r[GLUE_NESTED][2]; /* start (low bit: gone), end */
+};
+extern TLS struct glue_nested glue_nested;
+extern void (*glue_nested_hook)(uintptr_t start, uintptr_t end, int gone); /* end 0: everything */
+static inline void glue_nested_note(uintptr_t start, size_t len, int gone)
+{
+	uint32_t i = __atomic_fetch_add(&glue_nested.n, 1, __ATOMIC_RELAXED);
+	if (i < GLUE_NESTED) {
+		glue_nested.r[i][0] = (start & ~(uintptr_t)1) | (gone != 0);
+		glue_nested.r[i][1] = start + len;
+	}
+}
+void glue_nested_run(void);
+
 /* Into the shim's own code from a wrapper, and out again:
  *     struct guard g = guard_enter(); ... guard_leave(g);
  * The guard goes up (see above), errno is saved, and a thread that asked
@@ -196,6 +229,8 @@ static inline struct guard guard_enter(void)
 static inline void guard_leave(struct guard g)
 {
 	shim_guard--;
+	if (unlikely(glue_nested.n) && !shim_guard)
+		glue_nested_run();
 	if (unlikely(g.cancel >= 0))
 		glue_cancel_restore(g.cancel);
 	errno = g.err;
