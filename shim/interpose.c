@@ -51,6 +51,20 @@ static inline void nested_note(const void *addr, size_t len, int gone)
 	if (nested())
 		glue_nested_note((uintptr_t)addr, len, gone);
 }
+/* mremap's: the old range is gone when it moved or shrank (with
+ * MREMAP_DONTUNMAP it stays, emptied: changed), the new one is new; where
+ * the call failed, a MREMAP_FIXED target may have been unmapped already. */
+static void nested_remap(const void *old, size_t oldlen, size_t newlen, int flags, const void *new_addr, const void *r)
+{
+	int err = errno;
+	if (r != MAP_FAILED) {
+		glue_nested_note((uintptr_t)old, oldlen, !(flags & MREMAP_DONTUNMAP));
+		glue_nested_note((uintptr_t)r, newlen, 1);
+	} else if (flags & MREMAP_FIXED) {
+		glue_nested_note((uintptr_t)new_addr, newlen, 1);
+	}
+	errno = err;
+}
 
 static void *fwd_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -84,11 +98,14 @@ EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 EXPORT int munmap(void *addr, size_t len)
 {
 	__typeof__(munmap) *f;
+	int r;
 	if (shim_on())
 		return pf_munmap(addr, len);
-	nested_note(addr, len, 1);
 	f = REAL(munmap);
-	return f ? f(addr, len) : sys_munmap(addr, len);
+	r = f ? f(addr, len) : sys_munmap(addr, len);
+	if (r == 0) /* (a failed munmap unmapped nothing) */
+		nested_note(addr, len, 1);
+	return r;
 }
 
 EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
@@ -108,15 +125,8 @@ EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 		return pf_mremap(old, oldlen, newlen, flags, new_addr, RET);
 	f = REAL(mremap);
 	r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
-	if (nested()) {
-		int err = errno;
-		glue_nested_note((uintptr_t)old, oldlen, 1);
-		if (r != MAP_FAILED)
-			glue_nested_note((uintptr_t)r, newlen, 1);
-		else if (flags & MREMAP_FIXED)
-			glue_nested_note((uintptr_t)new_addr, newlen, 1);
-		errno = err;
-	}
+	if (nested())
+		nested_remap(old, oldlen, newlen, flags, new_addr, r);
 	return r;
 }
 
@@ -521,7 +531,7 @@ EXPORT int mseal(void *addr, size_t len, unsigned long flags)
 static void iov_changed(const struct iovec *iov, size_t n)
 {
 	size_t i;
-	for (i = 0; i < n && i < 1024; i++) { /* (UIO_MAXIOV: the kernel refuses more) */
+	for (i = 0; i < n && i < 16384; i++) { /* (UIO_MAXIOV 1024, io_uring's buffers 16384: the kernel refuses more) */
 		if (shim_guard)
 			glue_nested_note((uintptr_t)iov[i].iov_base, iov[i].iov_len, 0);
 		else
@@ -629,6 +639,24 @@ ALIAS(mseal);
 ALIAS(process_madvise);
 ALIAS(vmsplice);
 
+/* io_uring_register's buffers (read after the kernel took them: good
+ * memory): IORING_REGISTER_BUFFERS (an iovec array), _BUFFERS2 and
+ * _BUFFERS_UPDATE (a struct naming one); the opcode may carry
+ * IORING_REGISTER_USE_REGISTERED_RING in its top bit. */
+static void ring_buffers(unsigned op, const void *arg, unsigned nr)
+{
+	const uint64_t *w = arg;
+	switch (op & ~(1u << 31)) {
+	case 0: iov_changed(arg, nr); break;
+	case 15: /* struct io_uring_rsrc_register { u32 nr, flags; u64 resv2, data, tags; } */
+		iov_changed((const struct iovec *)(uintptr_t)w[2], (uint32_t)w[0]);
+		break;
+	case 16: /* struct io_uring_rsrc_update2 { u32 offset, resv; u64 data, tags; u32 nr, resv2; } */
+		iov_changed((const struct iovec *)(uintptr_t)w[1], (uint32_t)w[3]);
+		break;
+	}
+}
+
 /* 1 with *r set if n is such a call (the shim is on, this thread outside it). */
 static int memory_call(long n, const long *a, const void *ret, long *r)
 {
@@ -670,9 +698,9 @@ static int memory_call(long n, const long *a, const void *ret, long *r)
 		break;
 	case SYS_io_uring_register: /* buffers registered: the ring holds their pages (see vmsplice) */
 		*r = glue_syscall6(n, a);
-		if (*r >= 0 && a[1] == 0 /* IORING_REGISTER_BUFFERS */) {
+		if (*r >= 0) {
 			int err = errno;
-			iov_changed((const struct iovec *)a[2], (size_t)a[3]);
+			ring_buffers((unsigned)a[1], (const void *)a[2], (unsigned)a[3]);
 			errno = err;
 		}
 		break;
@@ -711,7 +739,10 @@ EARLY static long __attribute__((noinline)) nested_syscall(long (*f)(long, ...),
 	long r = likely(f != NULL) ? f(n, a[0], a[1], a[2], a[3], a[4], a[5]) : glue_syscall6(n, a);
 	int err = errno;
 	switch (n) {
-	case SYS_munmap: glue_nested_note((uintptr_t)a[0], (size_t)a[1], 1); break;
+	case SYS_munmap:
+		if (r == 0)
+			glue_nested_note((uintptr_t)a[0], (size_t)a[1], 1);
+		break;
 	case SYS_mmap:
 		if (r != -1)
 			glue_nested_note((uintptr_t)r, (size_t)a[1], 1);
@@ -719,11 +750,7 @@ EARLY static long __attribute__((noinline)) nested_syscall(long (*f)(long, ...),
 			glue_nested_note((uintptr_t)a[0], (size_t)a[1], 1);
 		break;
 	case SYS_mremap:
-		glue_nested_note((uintptr_t)a[0], (size_t)a[1], 1);
-		if (r != -1)
-			glue_nested_note((uintptr_t)r, (size_t)a[2], 1);
-		else if (a[3] & MREMAP_FIXED)
-			glue_nested_note((uintptr_t)a[4], (size_t)a[2], 1);
+		nested_remap((void *)a[0], (size_t)a[1], (size_t)a[2], (int)a[3], (void *)a[4], r == -1 ? MAP_FAILED : (void *)r);
 		break;
 	case SYS_mprotect: case SYS_pkey_mprotect: case SYS_madvise: case SYS_mseal:
 		glue_nested_note((uintptr_t)a[0], (size_t)a[1], 0);

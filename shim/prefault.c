@@ -623,6 +623,19 @@ static void apply(const struct request *rq, struct plan *pl, void *start, size_t
 
 static void uffd_gone(uintptr_t s, uintptr_t e);
 
+/* [addr, addr + len) changed in place (reprotected, advised, sealed, or
+ * handed to the kernel): populating for write would fail on read-only
+ * pages and mean nothing on PROT_NONE, so whatever is queued there is
+ * dropped; a region changed so is no longer one we could hand out as
+ * fresh, so it is never kept, and kept regions there go back. */
+static void reprotected(uintptr_t addr, size_t len)
+{
+	recycle_release_range(addr, len);
+	auto_forget(addr, len);
+	worker_cancel(addr, len);
+	regions_clear_flag(addr, len, RF_RECYCLE);
+}
+
 static void unmapped(void *addr, size_t len)
 {
 	auto_forget((uintptr_t)addr, len);
@@ -632,23 +645,35 @@ static void unmapped(void *addr, size_t len)
 }
 
 /* A call under the guard changed [s, e) behind the shim's back (glue.h,
- * glue_nested): forget what the shim held there.  Gone (unmapped, or
- * mapped anew): kept regions there are no longer ours and are forgotten
- * unmapped; changed in place: they are given back as for the program's
- * own call on them.  e 0: everything (notes were lost). */
+ * glue_nested).  Gone (unmapped, or mapped anew: the call succeeded): what
+ * the shim held there is forgotten, as for the program's own munmap, and
+ * kept regions there are no longer ours: forgotten, not unmapped.  Changed
+ * in place (mprotect, madvise, mseal, ...): as for the program's own
+ * mprotect: kept regions there are given back, queued work dropped, and
+ * nothing there is kept later; the records stay (a lock the shim took is
+ * still in force).  e 0: notes were lost, and where is unknown: every kept
+ * region is given back and nothing mapped now is kept later (the records
+ * that could be stale can then do no harm; forgetting them all would drop
+ * true ones, the shim's locks among them, and leak every kept region). */
 static void nested_changed(uintptr_t s, uintptr_t e, int gone)
 {
 	if (!e) {
 		s = 0;
 		e = (uintptr_t)0 - page_size;
+		gone = 0;
+		recycle_flush();
 	}
 	if (e <= s)
 		return;
-	unmapped((void *)s, e - s);
-	if (gone)
+	s &= ~(uintptr_t)(page_size - 1); /* (what the kernel acted on: whole pages) */
+	if (e < (uintptr_t)0 - page_size)
+		e = PAGE_UP(e);
+	if (gone) {
+		unmapped((void *)s, e - s);
 		recycle_forget_range(s, e - s);
-	else
-		recycle_release_range(s, e - s);
+	} else {
+		reprotected(s, e - s);
+	}
 }
 
 /* ---- the mmap family ---- */
@@ -947,13 +972,7 @@ void pf_reprotect(void *addr, size_t len)
 	if (len > SIZE_MAX - hpage_size)
 		return;
 	g = guard_enter();
-	/* Populating for write would fail on read-only pages and mean nothing
-	 * on PROT_NONE: whatever is queued there is dropped.  A region whose
-	 * protection changed is no longer one we could hand out as fresh. */
-	recycle_release_range((uintptr_t)addr, PAGE_UP(len));
-	auto_forget((uintptr_t)addr, PAGE_UP(len));
-	worker_cancel((uintptr_t)addr, PAGE_UP(len));
-	regions_clear_flag((uintptr_t)addr, PAGE_UP(len), RF_RECYCLE);
+	reprotected((uintptr_t)addr, PAGE_UP(len));
 	guard_leave(g);
 }
 

@@ -195,3 +195,15 @@ H4P="$BATS_TEST_DIRNAME/probes/hostile4"
 		same "$H4P/$pol.policy" "$H4/vmsplice"
 	done
 }
+
+@test "a handler's mprotect on a range the shim locked, while the shim is busy: the lock is still the shim's, so the program's MADV_DONTNEED works" {
+	needs_plain_runtime
+	same "$H4P/lockrec.policy" "$H4/lockforget"
+	grep -q 'DONTNEED) on the program.s own region: rc=0' <<<"$shim"
+}
+
+@test "more calls in a handler than the shim can note: nothing leaks, freed addresses are free, fresh memory reads zero" {
+	needs_plain_runtime
+	same "$H4P/rec.policy" "$H4/overflow" 9 40
+	grep -q 'VmSize grew by more than 64 MiB: no' <<<"$shim"
+}
