@@ -65,19 +65,24 @@ static void nested_remap(const void *old, size_t oldlen, size_t newlen, int flag
 	}
 	errno = err;
 }
+/* mmap's: a new mapping's range was free, so any record there is stale;
+ * a MAP_FIXED that failed may have unmapped the old mapping even so. */
+static void nested_mmap(const void *addr, size_t len, int flags, const void *p)
+{
+	int err = errno;
+	if (p != MAP_FAILED)
+		glue_nested_note((uintptr_t)p, len, 1);
+	else if (flags & MAP_FIXED)
+		glue_nested_note((uintptr_t)addr, len, 1);
+	errno = err;
+}
 
 static void *fwd_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
 	void *p = f ? f(addr, len, prot, flags, fd, off) : sys_mmap(addr, len, prot, flags, fd, off);
-	if (nested()) { /* (a new mapping's range was free: any record there is stale) */
-		int err = errno;
-		if (p != MAP_FAILED)
-			glue_nested_note((uintptr_t)p, len, 1);
-		else if (flags & MAP_FIXED) /* (the old mapping may be gone even so) */
-			glue_nested_note((uintptr_t)addr, len, 1);
-		errno = err;
-	}
+	if (nested())
+		nested_mmap(addr, len, flags, p);
 	return p;
 }
 
@@ -471,18 +476,18 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 EXPORT void *shmat(int id, const void *addr, int flags)
 {
 	__typeof__(shmat) *f = REAL(shmat);
-	if (addr && shim_on()) {
+	int on = addr && shim_on();
+	if (on || (addr && (flags & SHM_REMAP) && nested())) { /* (under the guard: a remap replaces) */
 		struct shmid_ds ds;
 		int err = errno;
-		stats_call(E_shmat);
-		if (sys_n(SC_shmctl, id, IPC_STAT, (long)&ds, 0, 0, 0) == 0)
-			pf_claim((void *)addr, ds.shm_segsz, (flags & SHM_REMAP) ? CLAIM_REPLACE : CLAIM_PROBE);
-		errno = err;
-	} else if (addr && (flags & SHM_REMAP) && nested()) {
-		struct shmid_ds ds;
-		int err = errno;
-		if (sys_n(SC_shmctl, id, IPC_STAT, (long)&ds, 0, 0, 0) == 0)
-			glue_nested_note((uintptr_t)addr, ds.shm_segsz, 1);
+		if (on)
+			stats_call(E_shmat);
+		if (sys_n(SC_shmctl, id, IPC_STAT, (long)&ds, 0, 0, 0) == 0) {
+			if (on)
+				pf_claim((void *)addr, ds.shm_segsz, (flags & SHM_REMAP) ? CLAIM_REPLACE : CLAIM_PROBE);
+			else
+				glue_nested_note((uintptr_t)addr, ds.shm_segsz, 1);
+		}
 		errno = err;
 	}
 	return f ? f(id, addr, flags) : (void *)sys_call(SYS_shmat, (long)id, (long)addr, (long)flags, 0, 0, 0);
@@ -743,12 +748,7 @@ EARLY static long __attribute__((noinline)) nested_syscall(long (*f)(long, ...),
 		if (r == 0)
 			glue_nested_note((uintptr_t)a[0], (size_t)a[1], 1);
 		break;
-	case SYS_mmap:
-		if (r != -1)
-			glue_nested_note((uintptr_t)r, (size_t)a[1], 1);
-		else if (a[3] & MAP_FIXED)
-			glue_nested_note((uintptr_t)a[0], (size_t)a[1], 1);
-		break;
+	case SYS_mmap: nested_mmap((void *)a[0], (size_t)a[1], (int)a[3], r == -1 ? MAP_FAILED : (void *)r); break;
 	case SYS_mremap:
 		nested_remap((void *)a[0], (size_t)a[1], (size_t)a[2], (int)a[3], (void *)a[4], r == -1 ? MAP_FAILED : (void *)r);
 		break;

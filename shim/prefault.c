@@ -660,8 +660,7 @@ static void nested_changed(uintptr_t s, uintptr_t e, int gone)
 	if (!e) {
 		s = 0;
 		e = (uintptr_t)0 - page_size;
-		gone = 0;
-		recycle_flush();
+		gone = 0; /* (reprotected() gives every kept region back) */
 	}
 	if (e <= s)
 		return;

@@ -241,11 +241,9 @@ static void unlink_locked(struct kept *k)
 /* Give back up to max (at most 16) runs of kept regions overlapping [s, e)
  * (all: e == 0), regions that touch each other unmapped in one call (a
  * carved reserve all free goes back whole), with no lock held.  Returns how
- * many runs: max means there may be more. */
-/* Kept regions in [s, e) (all, where e is 0), at most max runs of them
- * (max <= 16), unmapped and their charges given back; with keep_out, the
- * part inside [s, e) is not unmapped: the kernel has unmapped it already,
- * and what is there now is not ours (recycle_forget_range). */
+ * many runs: max means there may be more.  With keep_out, the part inside
+ * [s, e) is not unmapped: the kernel has unmapped it already, and what is
+ * there now is not ours (recycle_forget_range). */
 static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out)
 {
 	uintptr_t out[16][2];
@@ -323,9 +321,9 @@ void recycle_release_range(uintptr_t start, size_t len)
 
 void recycle_forget_range(uintptr_t start, size_t len)
 {
-	if (!recycle_any())
+	if (!recycle_any() || !len)
 		return;
-	while (give_back_x(start, len ? start + len : 0, 16, 1) == 16)
+	while (give_back_x(start, start + len, 16, 1) == 16)
 		;
 }
 

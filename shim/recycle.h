@@ -38,7 +38,7 @@ int recycle_stock_ok(void);
  * call on it): give back any kept region in it, so the kernel answers as it
  * would without us. */
 void recycle_release_range(uintptr_t start, size_t len);
-/* The kernel has unmapped [start, start + len) (len 0: everything) behind
+/* The kernel has unmapped [start, start + len) behind
  * the shim's back (a call under the guard, glue.h): kept regions there are
  * forgotten and their charges given back, and only their parts outside the
  * range unmapped. */

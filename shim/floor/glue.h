@@ -186,10 +186,11 @@ void glue_cancel_unblock(void);
  * wrappers of calls that unmap, map or change mappings note the range
  * here, async-signal-safe (an atomic add and two stores to this thread's
  * own memory), and the outermost guard_leave hands the notes to the hook
- * (prefault.c), which forgets what the shim held there.  gone: the range
- * was unmapped or mapped anew (kept regions there are no longer ours); 0:
- * changed in place (mprotect, madvise, mseal).  Past GLUE_NESTED notes
- * before the guard comes down, the hook is told to forget everything. */
+ * (prefault.c, nested_changed).  gone: the range was unmapped or mapped
+ * anew (what the shim held there is forgotten; kept regions there are no
+ * longer ours); 0: changed in place (mprotect, madvise, mseal: never kept
+ * later, records kept).  Past GLUE_NESTED notes before the guard comes
+ * down, the hook is called with end 0: where is unknown. */
 #define GLUE_NESTED 16
 struct glue_nested {
 	uint32_t n;                  /* notes made since the last run */
