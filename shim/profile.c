@@ -22,6 +22,7 @@
 #include "os.h"
 #include "sbuf.h"
 #include "settings.h"
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ void profile_init(const struct settings *set, const char *program, const char *e
 		return;
 	sample_init(set->profile_period, set->test_no_perf != NULL);
 	P.no_reader = set->test_no_reader != NULL;
+	P.locked_signal = set->test_locked_signal ? atoi(set->test_locked_signal) : 0;
 	memcpy(P.path_tmpl, tmpl, n + 1);
 	P.program = program;
 	P.exe = exe;

@@ -59,6 +59,7 @@ struct profile_state {
 	uint64_t period;   /* one sample every period faults */
 	int no_perf;       /* the refused path, for tests */
 	int no_reader;     /* no reader thread (a test's late reader: full rings) */
+	int locked_signal; /* a test's signal, raised once with live_lock held */
 	int fd_cap;        /* the most events we allow ourselves */
 	int thr_key_ok;
 	pthread_key_t thr_key;     /* a thread's event slot, freed at its exit */
