@@ -685,6 +685,22 @@ static uint64_t sample_resident(uintptr_t s, uintptr_t e, uint64_t *pages)
 
 static void watch_drop(uintptr_t s, uintptr_t e);
 
+/* A region big against the extra that goes (kept or unmapped) while the
+ * program's own RSS may be past its peak seen so far (by the figures of the
+ * last look: RSS then, what was mapped anew since, less what is held now)
+ * is looked at first: the region is still the program's, so the program is
+ * at a peak just now, and a look only after it is kept would take it for
+ * the learner's (getrusage's peak, less the most the learner ever held,
+ * reads low too).  Under load, 10 ms went by without a look: the peak read
+ * 4 MiB low, and the learner thought itself over the top by as much.  No
+ * system call unless a new peak may be under way (a region reused again
+ * and again is not one). */
+static int big_gone(uint64_t len)
+{
+	uint64_t h = held(), guess = rss_guess();
+	return len * 2 > extra() && guess > h && guess - h > __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED);
+}
+
 void auto_gone(const struct region *r)
 {
 	struct asite *s;
@@ -695,7 +711,7 @@ void auto_gone(const struct region *r)
 		/* A region under one of the learner's rules: a populated site that
 		 * turns out to churn is better recycled. */
 		if (r->flags & RF_RECYCLE) { /* to be kept: is there room? */
-			rss_refresh(os_now_ns(), 0);
+			rss_refresh(os_now_ns(), big_gone(len));
 			return;
 		}
 		shrinks(len);
@@ -717,6 +733,8 @@ void auto_gone(const struct region *r)
 		return;
 	}
 	s = &sites[i];
+	if (big_gone(len) && held())
+		rss_refresh(os_now_ns(), 1);
 	shrinks(len);
 	if (len >= WATCH_MIN)
 		watch_drop(r->start, r->end);
