@@ -7,11 +7,13 @@
 # Sides:
 #   none     no preload
 #   observe  the shim, no policy
-#   cpython  the shim, policies/cpython.policy (recycle)
-#   recycle  the shim, policies/cpython.policy with any carve turned into
-#            recycle (the same as cpython while that policy carves nothing)
-#   carve    the shim, policies/cpython-huge.policy (carve, hugepage_check)
-#   carveu   the same without hugepage_check (carving unjudged)
+#   cpython  the shim, policies/cpython.policy (as shipped)
+#   recycle  the shim, policies/cpython.policy with carve turned into recycle
+#            (and its hugepage_check lines left out)
+#   carve    the shim, policies/cpython.policy (carve, hugepage_check: the
+#            same file as cpython since it carves; the name stays for the
+#            figures in BENCHMARKS.md)
+#   carveu   the shim, policies/cpython-huge.policy (carving unjudged)
 #   thp      no preload, THP `enabled` set to always for the run (root only:
 #            left out otherwise; put back after every run, and on exit)
 #   hugetlb  no preload, GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (glibc 2.35+:
@@ -67,9 +69,9 @@ run_side() { # run_side SIDE CMD...: CMD with the side's environment and nothing
 # and the check that every side's environment is the same size (in ENV_SIZE).
 py_sides_init() {
 	cp "$ROOT/policies/cpython.policy" "$T/shipd.policy"
-	cp "$ROOT/policies/cpython-huge.policy" "$T/carve.policy"
-	grep -v '^hugepage_check' "$ROOT/policies/cpython-huge.policy" >"$T/carvu.policy"
-	sed 's/^action = carve$/action = recycle/' "$ROOT/policies/cpython.policy" >"$T/recyc.policy"
+	cp "$ROOT/policies/cpython.policy" "$T/carve.policy"
+	cp "$ROOT/policies/cpython-huge.policy" "$T/carvu.policy"
+	grep -v '^hugepage_check' "$ROOT/policies/cpython.policy" | sed 's/^action = carve$/action = recycle/' >"$T/recyc.policy"
 	case " $SIDES " in *" thp "*)
 		if ! [ -w "$THP" ] || [ "$(id -u)" != 0 ]; then
 			echo "$1: side thp needs root (it writes $THP): left out" >&2

@@ -41,12 +41,15 @@ for line in open("/proc/self/smaps"):
 print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 '
 
-@test "CPython's arenas get huge pages: 128 MiB of small objects held, AnonHugePages over the arenas (cpython-huge policy)" {
+# py_stat REPORT KEY FIELD: a figure of the rule pymalloc-arenas
+py_stat() { jget "$1" "[r for r in d['rules'] if r['name']=='pymalloc-arenas'][0]['$2']['$3']"; }
+
+@test "CPython's arenas get huge pages under the shipped cpython policy where its check finds them faster, and recycle where not: 128 MiB of small objects held" {
 	needs_pmd_thp
 	needs_plain_runtime
-	# (the policy's hugepage_check judges each reserve: huge pages win here by
-	# test setting, what this test is about is what carving gives)
-	REPORT="$BATS_TEST_TMPDIR/r.json" PREFAULT_TEST_HUGE=huge run --separate-stderr shimmed "$POLICIES/cpython-huge.policy" "$PY" -c "$HOLD" 128
+	# (the policy's hugepage_check judges each reserve; here the verdict is
+	# set by the test setting, huge then small: what each verdict gives)
+	REPORT="$BATS_TEST_TMPDIR/r.json" PREFAULT_TEST_HUGE=huge run --separate-stderr shimmed "$POLICIES/cpython.policy" "$PY" -c "$HOLD" 128
 	echo "$output $stderr"
 	[ "$status" -eq 0 ]
 	arenas=$(kv arenas "$output")
@@ -56,6 +59,19 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	[ "$(kv huge_kb "$output")" -ge $(((arenas - 8) * 1024)) ]
 	f="$BATS_TEST_TMPDIR/r.json"
 	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='pymalloc-arenas'][0]['carve']['fresh']")" -ge 128 ]
+	[ "$(py_stat "$f" hugepage_check huge_won)" -ge 1 ]
+	# small pages faster: one check, no reserve, the arenas mapped by the
+	# kernel (no huge page over them) and recycled as by a recycle rule
+	REPORT="$BATS_TEST_TMPDIR/s.json" PREFAULT_TEST_HUGE=small run --separate-stderr shimmed "$POLICIES/cpython.policy" "$PY" -c "$HOLD" 128
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	[ "$(kv arenas "$output")" -ge 128 ]
+	[ "$(kv huge_kb "$output")" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/s.json"
+	[ "$(py_stat "$f" hugepage_check checks)" -eq 1 ]
+	[ "$(py_stat "$f" carve reserves)" -eq 0 ]
+	[ "$(py_stat "$f" carve uncarved)" -ge 128 ]
+	jget "$f" "d['notes']" | grep -q 'its hugepage_check found small pages faster'
 }
 
 @test "CPython 3.8 to 3.14 as pyenv builds them (256 KiB and 1 MiB arenas, libpython shared): arenas get huge pages" {
@@ -64,7 +80,7 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	n=0
 	for py in /root/.pyenv/versions/3.*/bin/python3 /usr/local/bin/python3.1[0-4] /usr/bin/python3.[89] /usr/bin/python3.1[0-4]; do
 		[ -x "$py" ] && "$py" -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || continue
-		PREFAULT_TEST_HUGE=huge run --separate-stderr shimmed "$POLICIES/cpython-huge.policy" "$py" -c "$HOLD" 64
+		run --separate-stderr shimmed "$POLICIES/cpython-huge.policy" "$py" -c "$HOLD" 64
 		echo "$py: $output"
 		[ "$status" -eq 0 ]
 		# (3.8 and 3.9: 256 KiB arenas, four to a MiB)
@@ -245,9 +261,12 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	run --separate-stderr "$PF" check "$f"
 	[ "$status" -eq 0 ]
 	grep -q 'hugepage_check=yes' <<<"$output"
-	run --separate-stderr "$PF" check "$POLICIES/cpython-huge.policy"
+	run --separate-stderr "$PF" check "$POLICIES/cpython.policy"
 	[ "$status" -eq 0 ]
 	grep -q -- '-> recycle,carve hugepage_check=yes recycle_max=64M reserve=64M' <<<"$output"
+	run --separate-stderr "$PF" check "$POLICIES/cpython-huge.policy"
+	[ "$status" -eq 0 ]
+	grep -q -- '-> recycle,carve recycle_max=64M reserve=64M' <<<"$output"
 }
 
 @test "prefault profile shows each site's huge pages at exit: none for 1 MiB arenas, all of an advised aligned mapping" {

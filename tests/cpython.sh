@@ -1,8 +1,11 @@
 #!/bin/sh
 # cpython.sh BUILD: CPython's own regression tests under the shim with each
-# shipped CPython policy, cpython (recycle) and cpython-huge (carve), on
-# Debian's python3 and libpython3.X-testsuite; then proof from the reports
-# that arenas really were recycled (and, with cpython-huge, carved).
+# shipped CPython policy, cpython (carve, judged by hugepage_check) and
+# cpython-huge (carve, unjudged), on Debian's python3 and
+# libpython3.X-testsuite; then proof from the reports that arenas really
+# were recycled, and carved with cpython-huge.  cpython's check is told that
+# small pages won, so the suite runs its other path, recycling only (its
+# carving is cpython-huge's).
 set -e
 B=$(cd "${1:-build}" && pwd)
 PY=${PY:-/usr/bin/python3}
@@ -18,10 +21,8 @@ ROOT=$(pwd)
 cd "$R"
 for pol in ${CPYTHON_POLICIES:-cpython cpython-huge}; do
 	mkdir "$R/$pol"
-	# (cpython-huge's hugepage_check measures before each reserve; the
-	# verdict is set to huge pages, so that carving is what runs the suite)
 	th=
-	[ "${pol%-huge}" = "$pol" ] || th=huge
+	[ "${pol%-huge}" != "$pol" ] || th=small
 	PREFAULT_TEST_HUGE=$th PREFAULT_REPORT="$R/$pol/%p.json" LD_PRELOAD="$B/libprefault.so" PREFAULT_POLICY="$ROOT/policies/$pol.policy" \
 		"$PY" -m test -j2 $TESTS
 	"$PY" - "$R/$pol" "$pol" <<'PY'
