@@ -11,6 +11,12 @@
  * maps (a whole number of huge pages, at least one; the huge page size is
  * the system's, hpage_pmd_size). */
 #define CARVE_RESERVE_DEFAULT (64ull << 20)
+/* At most this many slices to a huge page: past it, RSS would come in steps
+ * too large for what carving is for (a 1 MiB arena on arm64's 32 MiB huge
+ * pages with 16 KiB base pages, or 512 MiB with 64 KiB: one touch, 32 or 512
+ * MiB resident), and hugepage_check would populate a quarter of one to
+ * judge.  CPython's arenas on 2 MiB huge pages: 2 (1 MiB) or 8 (256 KiB). */
+#define CARVE_SLICES_MAX 8
 
 /* The largest policy file, in bytes: the shim reads it into a static
  * buffer before main, `prefault check` into the same size. */

@@ -33,8 +33,10 @@
  * The huge page size is the system's (hpage_pmd_size), never assumed: where
  * it is unknown, or THP cannot give it with MADV_HUGEPAGE, carving is off,
  * and where it is not a multiple of a request's length (a 768 KiB request,
- * or a 512 MiB huge page on 64 KiB-page arm64 beside an odd size) that
- * request is not carved; either way the rule recycles instead, and the
+ * or a 512 MiB huge page on 64 KiB-page arm64 beside an odd size), or more
+ * than CARVE_SLICES_MAX times it (defs.h: RSS would come in steps of 32 or
+ * 512 MiB for 1 MiB arenas on arm64's 16 and 64 KiB pages), that request is
+ * not carved; either way the rule recycles instead, and the
  * report says so.
  *
  * Memory is bounded: each reserve is charged to the budget whole when it is
@@ -125,11 +127,11 @@ static size_t carve_hpage(void)
 int carve_fits(int rule, size_t len, int flags)
 {
 	size_t h = carve_hpage();
-	if (h && h != (size_t)-1 && len < h && h % len == 0 && !(flags & ~(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)) &&
-	    !__atomic_load_n(&small_won[rule], __ATOMIC_RELAXED))
+	int even = h && h != (size_t)-1 && len < h && h % len == 0 && (uint64_t)len * CARVE_SLICES_MAX >= h;
+	if (even && !(flags & ~(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)) && !__atomic_load_n(&small_won[rule], __ATOMIC_RELAXED))
 		return 1;
 	st_add(&g_stats.rules[rule].carve_uncarved, 1);
-	if (h && h != (size_t)-1 && (len >= h || h % len))
+	if (h && h != (size_t)-1 && !even)
 		stats_note(N_CARVE_UNEVEN);
 	return 0;
 }

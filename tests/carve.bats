@@ -137,7 +137,7 @@ py_stat() { jget "$1" "[r for r in d['rules'] if r['name']=='pymalloc-arenas'][0
 	[ "$(arena_stat "$f" recycle recycled)" -gt 200 ]
 }
 
-@test "a huge page size that is not a multiple of the request turns carving off for it, with a note: it is recycled instead" {
+@test "a huge page size that is not a multiple of the request, or more than 8 times it, turns carving off for it, with a note: it is recycled instead" {
 	# (a test setting stands for a system whose huge page size does not
 	# divide evenly: 1.5 MiB against 1 MiB slices)
 	pol=$(arena_policy carve)
@@ -152,6 +152,17 @@ py_stat() { jget "$1" "[r for r in d['rules'] if r['name']=='pymalloc-arenas'][0
 	# and the text report says it too
 	REPORT="$BATS_TEST_TMPDIR/r.txt" PREFAULT_TEST_HPAGE_SIZE=1536K run --separate-stderr shimmed "$pol" "$CARVE" zero 10 1M 1
 	grep -q 'note: carving is off for some requests' "$BATS_TEST_TMPDIR/r.txt"
+	# a huge page more than 8 times the request (arm64's 32 MiB huge pages with
+	# 16 KiB base pages, against 1 MiB arenas): not carved either; 8 times is
+	REPORT="$BATS_TEST_TMPDIR/b.json" PREFAULT_TEST_HPAGE_SIZE=16M run --separate-stderr shimmed "$pol" "$CARVE" zero 10 1M 3
+	[ "$(kv nonzero "$output")" -eq 0 ]
+	[ "$(arena_stat "$BATS_TEST_TMPDIR/b.json" carve reserves)" -eq 0 ]
+	[ "$(arena_stat "$BATS_TEST_TMPDIR/b.json" carve uncarved)" -eq 30 ]
+	jget "$BATS_TEST_TMPDIR/b.json" "d['notes']" | grep -q 'more than 8 times larger'
+	REPORT="$BATS_TEST_TMPDIR/e.json" PREFAULT_TEST_HPAGE_SIZE=8M run --separate-stderr shimmed "$pol" "$CARVE" zero 10 1M 3
+	[ "$(kv nonzero "$output")" -eq 0 ]
+	[ "$(arena_stat "$BATS_TEST_TMPDIR/e.json" carve reserves)" -ge 1 ]
+	[ "$(arena_stat "$BATS_TEST_TMPDIR/e.json" carve uncarved)" -eq 0 ]
 	# a size the real huge page size does not divide: 768 KiB
 	if [ "$HPAGE" -gt 0 ]; then
 		pol=$(policy odd <<<$'[rule arenas]\ncall = mmap\nsize = 768K\naction = carve')
