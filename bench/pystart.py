@@ -1,6 +1,6 @@
-"""startup.py: what a policy costs a short-lived python3, side by side.
+"""pystart.py: what a policy costs a short-lived python3, side by side.
 
-    python3 bench/startup.py BUILD ROUNDS [PYTHON ARGS...]     (default: -c pass)
+    python3 bench/pystart.py BUILD ROUNDS [PYTHON ARGS...]     (default: -c pass)
 
 Runs Debian's /usr/bin/python3 (ARGS) ROUNDS times on each side, the sides
 in alternating order (none, recycle, cpython; then backwards), pinned to
