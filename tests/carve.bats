@@ -41,9 +41,6 @@ for line in open("/proc/self/smaps"):
 print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 '
 
-# py_stat REPORT KEY FIELD: a figure of the rule pymalloc-arenas
-py_stat() { jget "$1" "[r for r in d['rules'] if r['name']=='pymalloc-arenas'][0]['$2']['$3']"; }
-
 @test "CPython's arenas get huge pages under the shipped cpython policy where its check finds them faster, and recycle where not: 128 MiB of small objects held" {
 	needs_pmd_thp
 	needs_plain_runtime
@@ -58,8 +55,8 @@ py_stat() { jget "$1" "[r for r in d['rules'] if r['name']=='pymalloc-arenas'][0
 	# all but the first few MiB of the reserves' start are huge
 	[ "$(kv huge_kb "$output")" -ge $(((arenas - 8) * 1024)) ]
 	f="$BATS_TEST_TMPDIR/r.json"
-	[ "$(jget "$f" "[r for r in d['rules'] if r['name']=='pymalloc-arenas'][0]['carve']['fresh']")" -ge 128 ]
-	[ "$(py_stat "$f" hugepage_check huge_won)" -ge 1 ]
+	[ "$(rule_stat "$f" pymalloc-arenas carve fresh)" -ge 128 ]
+	[ "$(rule_stat "$f" pymalloc-arenas hugepage_check huge_won)" -ge 1 ]
 	# small pages faster: one check, no reserve, the arenas mapped by the
 	# kernel (no huge page over them) and recycled as by a recycle rule
 	REPORT="$BATS_TEST_TMPDIR/s.json" PREFAULT_TEST_HUGE=small run --separate-stderr shimmed "$POLICIES/cpython.policy" "$PY" -c "$HOLD" 128
@@ -68,9 +65,9 @@ py_stat() { jget "$1" "[r for r in d['rules'] if r['name']=='pymalloc-arenas'][0
 	[ "$(kv arenas "$output")" -ge 128 ]
 	[ "$(kv huge_kb "$output")" -eq 0 ]
 	f="$BATS_TEST_TMPDIR/s.json"
-	[ "$(py_stat "$f" hugepage_check checks)" -eq 1 ]
-	[ "$(py_stat "$f" carve reserves)" -eq 0 ]
-	[ "$(py_stat "$f" carve uncarved)" -ge 128 ]
+	[ "$(rule_stat "$f" pymalloc-arenas hugepage_check checks)" -eq 1 ]
+	[ "$(rule_stat "$f" pymalloc-arenas carve reserves)" -eq 0 ]
+	[ "$(rule_stat "$f" pymalloc-arenas carve uncarved)" -ge 128 ]
 	jget "$f" "d['notes']" | grep -q 'its hugepage_check found small pages faster'
 }
 

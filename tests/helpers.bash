@@ -94,7 +94,7 @@ arena_policy() {
 
 # arena_stat FILE SECTION FIELD: a figure of the arenas rule's SECTION
 # (recycle, carve) in the JSON report FILE
-arena_stat() { jget "$1" "[r for r in d['rules'] if r['name']=='arenas'][0]['$2']['$3']"; }
+arena_stat() { rule_stat "$1" arenas "$2" "$3"; }
 
 # kv KEY TEXT: the value of KEY=value in TEXT
 kv() {
@@ -106,9 +106,10 @@ jget() {
 	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
-# rule_stat FILE RULE FIELD
+# rule_stat FILE RULE FIELD, or FILE RULE SECTION FIELD: a figure of the rule
+# RULE in the JSON report FILE (SECTION: recycle, carve, hugepage_check, ...)
 rule_stat() {
-	jget "$1" "[r for r in d['rules'] if r['name']=='$2'][0]['$3']"
+	jget "$1" "[r for r in d['rules'] if r['name']=='$2'][0]['$3']${4:+['$4']}"
 }
 
 # A policy that populates every anonymous mapping and block of 1 MiB or more.
