@@ -64,7 +64,10 @@ if pid == 0:
     if job == 0:
         os.setpgid(0, 0)
         os.execv(sys.argv[1], sys.argv[1:])
-    os.setpgid(job, job)
+    try:
+        os.setpgid(job, job)  # as a shell does (the child does it too)
+    except PermissionError:
+        pass  # the child did it first, then exec-ed
     res, end = "still running", time.time() + 5
     while time.time() < end:
         p, st = os.waitpid(job, os.WNOHANG | os.WUNTRACED)
