@@ -18,6 +18,10 @@
  * judge.  CPython's arenas on 2 MiB huge pages: 2 (1 MiB) or 8 (256 KiB). */
 #define CARVE_SLICES_MAX 8
 
+/* A constant as a string, for messages: DEFS_STR(CARVE_SLICES_MAX) is "8". */
+#define DEFS_STR_(x) #x
+#define DEFS_STR(x) DEFS_STR_(x)
+
 /* The largest policy file, in bytes: the shim reads it into a static
  * buffer before main, `prefault check` into the same size. */
 #define POL_FILE_MAX (64u << 10)

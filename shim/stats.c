@@ -191,7 +191,7 @@ const char *const note_texts[N_COUNT] = {
 	"more than 1024 calling objects (libraries loaded and unloaded): later ones match no caller rule",
 	"the policy's mlockall was given back: the program dropped the privilege to lock without limit, or a call of its own failed for want of locked memory (what it locked itself was locked again)",
 	"carving is off: no transparent huge page of hpage_pmd_size comes with MADV_HUGEPAGE here (THP never, disabled for this process, or no hpage_pmd_size): carve rules recycled instead",
-	"carving is off for some requests: the huge page size is not a multiple of their size (or not larger, or more than 8 times larger): they were recycled instead",
+	"carving is off for some requests: the huge page size is not a multiple of their size (or not larger, or more than " DEFS_STR(CARVE_SLICES_MAX) " times larger): they were recycled instead",
 	"carving is off for a rule: its hugepage_check found small pages faster here than huge ones (hugepage_check in the rule's figures): its requests were recycled instead",
 	"auto: every rule was taken (64): later sites were left alone",
 	"auto: more call sites than the learner's table holds: later ones were left alone",
