@@ -61,6 +61,7 @@ enum { FS_ALL, FS_RULE };
 	X(carve_reserved_bytes, "carve.reserved_bytes", FK_SUM, FS_RULE)                     \
 	X(carve_fresh, "carve.fresh", FK_SUM, FS_RULE)                                       \
 	X(carve_uncarved, "carve.uncarved", FK_SUM, FS_RULE)                                 \
+	X(carve_waited, "carve.waited", FK_SUM, FS_RULE)                                     \
 	X(carve_resident_bytes, "carve.resident_bytes", FK_SUM, FS_RULE)                     \
 	X(carve_huge_bytes, "carve.huge_bytes", FK_SUM, FS_RULE) \
 	X(hc_checks, "hugepage_check.checks", FK_SUM, FS_RULE)                               \

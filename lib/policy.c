@@ -485,6 +485,10 @@ static int p_recycle_max(struct ctx *c, struct word *w, int nw)
 }
 
 static int p_reserve(struct ctx *c, struct word *w, int nw) { return one_size(c, w, nw, "reserve", 64 << 10, &c->rule->reserve); }
+static int p_carve_min_rss(struct ctx *c, struct word *w, int nw)
+{
+	return one_size(c, w, nw, "carve_min_rss", 0, &c->rule->carve_min_rss);
+}
 static int p_huge_check(struct ctx *c, struct word *w, int nw)
 {
 	if (nw != 1 || (!weq(&w[0], "yes") && !weq(&w[0], "no")))
@@ -515,6 +519,7 @@ static const struct key {
 	{ "depth", SEC_RULE, p_depth },
 	{ "recycle_max", SEC_RULE, p_recycle_max },
 	{ "reserve", SEC_RULE, p_reserve },
+	{ "carve_min_rss", SEC_RULE, p_carve_min_rss },
 	{ "hugepage_check", SEC_RULE, p_huge_check },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -528,7 +533,7 @@ static unsigned key_index(const char *name)
 	return k;
 }
 #define GLOBAL_KEYS "budget, report, mlockall, workers"
-#define RULE_KEYS "call, size, map, prot, caller, program, action, threads, chunk, depth, recycle_max, reserve, hugepage_check"
+#define RULE_KEYS "call, size, map, prot, caller, program, action, threads, chunk, depth, recycle_max, reserve, carve_min_rss, hugepage_check"
 
 /* The actions' own checks (actions.h), at the rule's header line: each
  * action works on its calls only, and its knob needs it. */
@@ -589,6 +594,9 @@ static int finish_rule(struct ctx *c)
 		return fail(c, r->line, "rule '", r->name, "': call = stack cannot be combined with other calls");
 	if (action_checks(c, r))
 		return -1;
+	/* (carve's knob in actions.h is reserve: this is its second) */
+	if ((r->seen & (1u << key_index("carve_min_rss"))) && !(r->actions & A_CARVE))
+		return fail(c, r->line, "rule '", r->name, "': carve_min_rss applies to carve");
 	if (r->calls & CALL_STACK) {
 		if (!r->depth)
 			return fail(c, r->line, "rule '", r->name, "': call = stack needs depth (how much of each stack to prefault)");
@@ -839,5 +847,9 @@ void policy_describe_rule(struct sbuf *sb, const struct policy *pol, const struc
 	if (r->actions & A_CARVE) {
 		sb_str(sb, " reserve=");
 		sb_size_exact(sb, r->reserve ? r->reserve : CARVE_RESERVE_DEFAULT);
+		if (r->carve_min_rss) {
+			sb_str(sb, " carve_min_rss=");
+			sb_size_exact(sb, r->carve_min_rss);
+		}
 	}
 }

@@ -48,6 +48,7 @@ struct pol_rule {
 	uint64_t chunk;           /* background chunk */
 	uint64_t recycle_max;     /* recycle cache per rule */
 	uint64_t reserve;         /* carve: the largest reserve */
+	uint64_t carve_min_rss;   /* carve: carve once the process's peak RSS is this much (0: at once) */
 	uint64_t depth;           /* stack prefault depth */
 	uint8_t huge_check;       /* hugepage_check = yes: measure huge pages against small, keep the faster */
 	unsigned seen;            /* keys given (bit per key), for duplicates */

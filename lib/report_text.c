@@ -155,6 +155,11 @@ void rt_rule(struct sbuf *sb, const char *name, const char *suffix, const struct
 		if (r->carve_uncarved) {
 			sb_str(sb, "; not carved ");
 			sb_u64(sb, r->carve_uncarved);
+			if (r->carve_waited) {
+				sb_str(sb, ", ");
+				sb_u64(sb, r->carve_waited);
+				sb_str(sb, " of them before the process reached carve_min_rss");
+			}
 		}
 		sb_chr(sb, ')');
 	}

@@ -60,6 +60,7 @@
 #include "stats.h"
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #define RESERVES 1024 /* at least 4 GiB of reserves at 2 MiB huge pages */
 
@@ -84,6 +85,7 @@ static struct {
 static struct reserve reserves[RESERVES];
 static uint64_t next_size[POL_MAX_RULES], max_size[POL_MAX_RULES];
 static uint8_t small_won[POL_MAX_RULES]; /* hugepage_check: carving off for good */
+static uint8_t rss_reached[POL_MAX_RULES]; /* carve_min_rss: reached (for good) */
 
 void carve_setup(const struct policy *pol, const struct settings *set)
 {
@@ -141,6 +143,21 @@ void carve_small_won(int rule)
 	__atomic_store_n(&small_won[rule], 1, __ATOMIC_RELAXED);
 	st_add(&g_stats.rules[rule].carve_uncarved, 1); /* (the request judged on: recycled too) */
 	stats_note(N_CARVE_SMALL_WON);
+}
+
+int carve_rss_reached(int rule)
+{
+	uint64_t min = S.pol ? S.pol->rules[rule].carve_min_rss : 0;
+	struct rusage ru;
+	if (!min || __atomic_load_n(&rss_reached[rule], __ATOMIC_RELAXED))
+		return 1;
+	if (sys_getrusage(RUSAGE_SELF, &ru) == 0 && (uint64_t)ru.ru_maxrss * 1024 >= min) {
+		__atomic_store_n(&rss_reached[rule], 1, __ATOMIC_RELAXED);
+		return 1;
+	}
+	st_add(&g_stats.rules[rule].carve_uncarved, 1);
+	st_add(&g_stats.rules[rule].carve_waited, 1);
+	return 0;
 }
 
 /* A fresh mapping of size bytes on a huge page boundary (the program's

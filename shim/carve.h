@@ -21,6 +21,12 @@ int carve_fits(int rule, size_t len, int flags);
  * carved but recycled, counted as above, and noted.  What is stocked
  * already is still served. */
 void carve_small_won(int rule);
+/* carve_min_rss: has the process's peak RSS reached the rule's (always yes
+ * without one)?  Asked where a request would open a reserve: no costs a
+ * getrusage, once a fresh mapping of the rule's (the request is recycled
+ * instead, counted in carve.uncarved and carve.waited); the first yes is
+ * kept, and then it costs nothing. */
+int carve_rss_reached(int rule);
 /* Nothing of this class was kept: map a new reserve for the rule, stock it
  * with recycle (recycle_stock) and take its first slice, as recycle_take
  * does.  0 where no reserve could be had (budget, table, limits, memory

@@ -209,7 +209,9 @@ static void plan_check(struct plan *pl, int rule, const struct request *rq)
  * huge page, populated, timed, unmapped).  The program's own memory cannot
  * be measured: its slices are touched by the program, one at a time.  1:
  * carve (huge pages won, or nothing could be judged: carved as asked); 0:
- * small pages won, and the rule recycles from now on (carve_small_won).
+ * small pages won, and the rule recycles from now on (carve_small_won), or
+ * the process is still under the rule's carve_min_rss (this request is
+ * recycled; asked again at the next that would open a reserve).
  * What it costs, once a reserve (not a slice): seven system calls (two of
  * them the meter's getrusage) and the small side's populate; the huge page
  * it frees is the one the reserve's first fault is likely to get back at
@@ -222,6 +224,8 @@ static int carve_judge(int rule)
 	struct meter m;
 	struct faults f;
 	int r;
+	if (!carve_rss_reached(rule))
+		return 0; /* (recycled: a huge page's rounding would weigh too much yet) */
 	if (!pol->rules[rule].huge_check || !S.thp_madvise || !S.populate_ok)
 		return 1; /* (with THP always on, the program's slices get huge pages anyway) */
 	/* once a reserve: where the last one judged could not be made (budget,

@@ -197,6 +197,33 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	[ "$(jget "$f" "d['budget']['peak']")" -ge $((4 * HPAGE)) ]
 }
 
+@test "carve_min_rss: a process under it recycles (a getrusage a fresh mapping, nothing more), one over it carves" {
+	needs_pmd_thp
+	# never reached: no reserve, each fresh mapping recycled instead and
+	# counted; what it costs is one getrusage each
+	REPORT="$BATS_TEST_TMPDIR/w.json" run --separate-stderr shimmed "$(arena_policy carve '' 'carve_min_rss = 64G')" "$CARVE" zero 6 1M 3
+	[ "$status" -eq 0 ]
+	[ "$(kv nonzero "$output")" -eq 0 ]
+	f="$BATS_TEST_TMPDIR/w.json"
+	[ "$(arena_stat "$f" carve reserves)" -eq 0 ]
+	[ "$(arena_stat "$f" carve waited)" -eq 6 ]
+	[ "$(arena_stat "$f" carve uncarved)" -eq 6 ]
+	[ "$(arena_stat "$f" recycle recycled)" -eq 12 ]
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy recycle)" "$CARVE" zero 6 1M 3
+	[ "$(jget "$f" "d['shim']['syscalls']['getrusage']")" -eq \
+	  $(($(jget "$BATS_TEST_TMPDIR/r.json" "d['shim']['syscalls']['getrusage']") + 6)) ]
+	REPORT="$BATS_TEST_TMPDIR/w.txt" run --separate-stderr shimmed "$(arena_policy carve '' 'carve_min_rss = 64G')" "$CARVE" zero 6 1M 3
+	grep -q 'not carved 6, 6 of them before the process reached carve_min_rss' "$BATS_TEST_TMPDIR/w.txt"
+	# reached (any process's peak RSS is over 1 MiB): carved, and asked no more
+	REPORT="$BATS_TEST_TMPDIR/c.json" run --separate-stderr shimmed "$(arena_policy carve '' 'carve_min_rss = 1M')" "$CARVE" zero 6 1M 3
+	f="$BATS_TEST_TMPDIR/c.json"
+	[ "$(arena_stat "$f" carve reserves)" -eq 1 ]
+	[ "$(arena_stat "$f" carve fresh)" -eq 6 ]
+	[ "$(arena_stat "$f" carve waited)" -eq 0 ]
+	[ "$(jget "$f" "d['shim']['syscalls']['getrusage']")" -le \
+	  $(($(jget "$BATS_TEST_TMPDIR/r.json" "d['shim']['syscalls']['getrusage']") + 1)) ]
+}
+
 @test "reserves grow by doubling up to reserve =, and the report gives their resident and huge bytes" {
 	needs_pmd_thp
 	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy carve '' 'reserve = 16M')" "$CARVE" zero 60 1M 1
@@ -254,16 +281,17 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	[ "$(jget "$f" "d['shim']['syscalls']['madvise']")" -le 5 ]
 }
 
-@test "policy checks for carve: mmap only, anonymous private only, reserve needs carve; carve implies recycle" {
+@test "policy checks for carve: mmap only, anonymous private only, reserve and carve_min_rss need carve; carve implies recycle" {
 	for bad in $'[rule r]\ncall = malloc\naction = carve' $'[rule r]\ncall = mmap\nmap = shared\naction = carve' \
 	           $'[rule r]\ncall = mmap\nreserve = 8M\naction = recycle' $'[rule r]\ncall = mmap\nreserve = 1K\naction = carve' \
-	           $'[rule r]\ncall = mmap\nhugepage_check = yes\naction = recycle'; do
+	           $'[rule r]\ncall = mmap\nhugepage_check = yes\naction = recycle' $'[rule r]\ncall = mmap\ncarve_min_rss = 8M\naction = recycle' \
+	           $'[rule r]\ncall = mmap\ncarve_min_rss = 8\naction = carve\ncarve_min_rss = 8M'; do
 		f="$BATS_TEST_TMPDIR/bad.policy"
 		printf '%s\n' "$bad" >"$f"
 		run --separate-stderr "$PF" check "$f"
 		echo "$stderr"
 		[ "$status" -eq 2 ]
-		[[ "$stderr" == "$f:"[1-4]": "* ]]
+		[[ "$stderr" == "$f:"[1-5]": "* ]]
 	done
 	printf '[rule r]\ncall = mmap\nhugepage_check = yes\naction = carve\n' >"$f"
 	run --separate-stderr "$PF" check "$f"
