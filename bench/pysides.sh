@@ -9,9 +9,10 @@
 #   observe  the shim, no policy
 #   cpython  the shim, policies/cpython.policy (as shipped)
 #   recycle  the shim, policies/cpython.policy with carve turned into recycle
-#            (and its hugepage_check lines left out)
-#   carve    the shim, policies/cpython.policy (carve, hugepage_check: the
-#            same file as cpython since it carves; the name stays for the
+#            (and its hugepage_check and carve_min_rss lines left out)
+#   carve    the shim, policies/cpython.policy without its carve_min_rss
+#            lines: judged carving from a process's first arena (what
+#            cpython was before carve_min_rss; the name stays for the
 #            figures in BENCHMARKS.md)
 #   carveu   the shim, policies/cpython-huge.policy (carving unjudged)
 #   thp      no preload, THP `enabled` set to always for the run (root only:
@@ -69,9 +70,12 @@ run_side() { # run_side SIDE CMD...: CMD with the side's environment and nothing
 # and the check that every side's environment is the same size (in ENV_SIZE).
 py_sides_init() {
 	cp "$ROOT/policies/cpython.policy" "$T/shipd.policy"
-	cp "$ROOT/policies/cpython.policy" "$T/carve.policy"
+	grep -v '^carve_min_rss' "$ROOT/policies/cpython.policy" >"$T/carve.policy"
 	cp "$ROOT/policies/cpython-huge.policy" "$T/carvu.policy"
-	grep -v '^hugepage_check' "$ROOT/policies/cpython.policy" | sed 's/^action = carve$/action = recycle/' >"$T/recyc.policy"
+	grep -v '^hugepage_check\|^carve_min_rss' "$ROOT/policies/cpython.policy" | sed 's/^action = carve$/action = recycle/' >"$T/recyc.policy"
+	for f in carve recyc; do # (what is derived must still say what it did)
+		"$(dirname "$SHIM")/prefault" check "$T/$f.policy" >/dev/null || exit 1
+	done
 	case " $SIDES " in *" thp "*)
 		if ! [ -w "$THP" ] || [ "$(id -u)" != 0 ]; then
 			echo "$1: side thp needs root (it writes $THP): left out" >&2
