@@ -25,7 +25,7 @@
 enum { TUNE_NEVER, TUNE_CHURN, TUNE_FILE, TUNE_DENSE, TUNE_LATER, TUNE_WITH };
 
 #define PF_ACTIONS(X)                                                                                                    \
-	/* NAME, word, bit, calls, excludes, why, knob, knob hint, tune, step */                                          \
+	/* NAME, word, bit, calls, excludes, why, knobs (words), knob hint, tune, step */                                          \
 	X(NONE, "none", 7, CALL_MMAP | CALL_MALLOC | CALL_STACK, ~A_NONE,                                                \
 	  "action 'none' cannot be combined with other actions", NULL, NULL, TUNE_NEVER, nothing)                         \
 	X(WILLNEED, "willneed", 2, CALL_MMAP | CALL_MALLOC, 0, NULL, NULL, NULL, TUNE_FILE, advise)                      \
@@ -39,7 +39,7 @@ enum { TUNE_NEVER, TUNE_CHURN, TUNE_FILE, TUNE_DENSE, TUNE_LATER, TUNE_WITH };
 	X(BACKGROUND, "background", 5, CALL_MMAP | CALL_MALLOC, A_POPULATE | A_MAP_POPULATE,                             \
 	  "background populates later, populate now: choose one", "chunk", NULL, TUNE_LATER, queue)                      \
 	X(RECYCLE, "recycle", 6, CALL_MMAP, 0, NULL, "recycle_max", NULL, TUNE_CHURN, nothing)                           \
-	X(CARVE, "carve", 8, CALL_MMAP, 0, NULL, "reserve", NULL, TUNE_NEVER, nothing)
+	X(CARVE, "carve", 8, CALL_MMAP, 0, NULL, "reserve carve_min_rss", NULL, TUNE_NEVER, nothing)
 
 enum {
 #define PF_ACTION_BIT(name, word, bit, calls, excl, why, knob, hint, tune, step) A_##name = 1 << (bit),
@@ -56,7 +56,7 @@ enum { PF_NACTIONS = 0 PF_ACTIONS(PF_ACTION_ONE) };
 struct pol_action {
 	const char *word;
 	unsigned bit, calls, excludes;
-	const char *why, *knob, *knob_hint;
+	const char *why, *knob, *knob_hint; /* knob: the action's knobs, words parted by spaces */
 	int tune;
 };
 extern const struct pol_action pol_actions[]; /* in apply() order; word NULL ends it */

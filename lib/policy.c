@@ -524,11 +524,11 @@ static const struct key {
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
-/* keys[]'s index of a key (rule->seen has a bit per index). */
-static unsigned key_index(const char *name)
+/* keys[]'s index of a key of n bytes (rule->seen has a bit per index). */
+static unsigned key_index(const char *name, size_t n)
 {
 	unsigned k;
-	for (k = 0; k < N_KEYS && strcmp(keys[k].name, name); k++)
+	for (k = 0; k < N_KEYS && (strncmp(keys[k].name, name, n) || keys[k].name[n]); k++)
 		;
 	return k;
 }
@@ -536,7 +536,7 @@ static unsigned key_index(const char *name)
 #define RULE_KEYS "call, size, map, prot, caller, program, action, threads, chunk, depth, recycle_max, reserve, carve_min_rss, hugepage_check"
 
 /* The actions' own checks (actions.h), at the rule's header line: each
- * action works on its calls only, and its knob needs it. */
+ * action works on its calls only, and its knobs need it. */
 static int action_checks(struct ctx *c, const struct pol_rule *r)
 {
 	const struct pol_action *a;
@@ -544,12 +544,17 @@ static int action_checks(struct ctx *c, const struct pol_rule *r)
 		const char *knob = a->knob;
 		/* (hugepage_check measures carve's huge pages too: carve is huge pages) */
 		unsigned with = a->bit | (a->bit == A_HUGEPAGE ? A_CARVE : 0);
-		if (knob && (r->seen & (1u << key_index(knob))) && !(r->actions & with)) {
+		for (; knob && *knob; knob += strspn(knob, " ")) { /* (knob: its knobs, one word each) */
+			size_t n = strcspn(knob, " ");
 			char msg[160];
 			struct sbuf sb;
+			if (!(r->seen & (1u << key_index(knob, n))) || (r->actions & with)) {
+				knob += n;
+				continue;
+			}
 			sb_init(&sb, msg, sizeof msg, -1);
 			sb_str(&sb, "': ");
-			sb_str(&sb, knob);
+			sb_strn(&sb, knob, n);
 			sb_str(&sb, " applies to ");
 			sb_str(&sb, a->word);
 			if (a->knob_hint)
@@ -594,9 +599,6 @@ static int finish_rule(struct ctx *c)
 		return fail(c, r->line, "rule '", r->name, "': call = stack cannot be combined with other calls");
 	if (action_checks(c, r))
 		return -1;
-	/* (carve's knob in actions.h is reserve: this is its second) */
-	if ((r->seen & (1u << key_index("carve_min_rss"))) && !(r->actions & A_CARVE))
-		return fail(c, r->line, "rule '", r->name, "': carve_min_rss applies to carve");
 	if (r->calls & CALL_STACK) {
 		if (!r->depth)
 			return fail(c, r->line, "rule '", r->name, "': call = stack needs depth (how much of each stack to prefault)");
