@@ -69,7 +69,6 @@
 #include "worker.h"
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 
 #define SITES 1024
 #define LENS 4                          /* lengths a site's churn is told apart by */
@@ -236,11 +235,9 @@ static uint64_t top(void) { return __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXE
 /* The program's peak, at least getrusage's less the most the learner held. */
 static void peak_from_rusage(void)
 {
-	struct rusage ru;
-	if (sys_getrusage(RUSAGE_SELF, &ru) == 0) {
-		uint64_t top_rss = (uint64_t)ru.ru_maxrss << 10, hp = __atomic_load_n(&S.held_peak, __ATOMIC_RELAXED);
+	uint64_t top_rss = os_peak_rss(), hp = __atomic_load_n(&S.held_peak, __ATOMIC_RELAXED);
+	if (top_rss) /* (0: unread) */
 		atomic_max(&S.prog_peak, top_rss > hp ? top_rss - hp : 0);
-	}
 }
 
 /* RSS read again if older than 10 ms, or the program has mapped the extra

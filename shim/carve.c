@@ -60,7 +60,6 @@
 #include "stats.h"
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 
 #define RESERVES 1024 /* at least 4 GiB of reserves at 2 MiB huge pages */
 
@@ -148,10 +147,9 @@ void carve_small_won(int rule)
 int carve_rss_reached(int rule)
 {
 	uint64_t min = S.pol ? S.pol->rules[rule].carve_min_rss : 0;
-	struct rusage ru;
 	if (!min || __atomic_load_n(&rss_reached[rule], __ATOMIC_RELAXED))
 		return 1;
-	if (sys_getrusage(RUSAGE_SELF, &ru) == 0 && (uint64_t)ru.ru_maxrss * 1024 >= min) {
+	if (os_peak_rss() >= min) { /* (0 where it cannot be read: not reached) */
 		__atomic_store_n(&rss_reached[rule], 1, __ATOMIC_RELAXED);
 		return 1;
 	}

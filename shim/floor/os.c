@@ -47,6 +47,12 @@ static void faults_of(int who, struct faults *f)
 void os_faults_self(struct faults *f) { faults_of(RUSAGE_SELF, f); }
 void os_faults_thread(struct faults *f) { faults_of(RUSAGE_THREAD, f); }
 
+uint64_t os_peak_rss(void)
+{
+	struct rusage ru;
+	return sys_getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss << 10 : 0;
+}
+
 void meter_start(struct meter *m, int faults)
 {
 	m->faults = faults;

@@ -19,6 +19,9 @@ uint64_t os_now_ns(void);                /* CLOCK_MONOTONIC */
 uint64_t os_coarse_ns(void);
 void os_faults_self(struct faults *f);   /* whole process, all threads */
 void os_faults_thread(struct faults *f); /* calling thread only */
+/* The process's peak RSS in bytes (getrusage's ru_maxrss), 0 if it cannot
+ * be read: one system call. */
+uint64_t os_peak_rss(void);
 int os_online_cpus(void);
 
 /* The fault meter: faults and time of a piece of the shim's own work, in the
