@@ -46,6 +46,7 @@ enum { FS_ALL, FS_RULE };
 	X(cancelled_bytes, "background.cancelled_bytes", FK_SUM, FS_RULE)                    \
 	X(left_bytes, "background.left_bytes", FK_SUM, FS_RULE)                              \
 	X(leaps, "background.leaps", FK_SUM, FS_RULE)                                        \
+	X(behind, "background.windows_behind", FK_SUM, FS_RULE)                              \
 	X(twice_max, "background.twice_faults_max", FK_MAX, FS_RULE)                         \
 	X(huge_bytes, "huge_bytes", FK_SUM, FS_RULE)                                         \
 	X(small_fallbacks, "small_fallbacks", FK_SUM, FS_RULE)                               \

@@ -117,6 +117,10 @@ void rt_rule(struct sbuf *sb, const char *name, const char *suffix, const struct
 			sb_str(sb, ", leaps ");
 			sb_u64(sb, r->leaps);
 		}
+		if (r->behind) { /* (the learner: a window queued behind the one out) */
+			sb_str(sb, ", windows queued behind another ");
+			sb_u64(sb, r->behind);
+		}
 		sb_str(sb, ", faults taken twice at most ");
 		sb_u64(sb, r->twice_max);
 		if (r->cancelled_bytes) {

@@ -32,8 +32,9 @@
  *    (and judged again every 16 MiB of the front while huge pages stay;
  *    where the program fills from the end down too, that end is judged by
  *    what small and huge pages cost just now, in a scratch mapping);
- *    and the worker populates a window ahead of the program (what it fills
- *    in 30 ms), as far as the budget allows.  The site gets a rule for its
+ *    and the worker populates two windows ahead of the program (each what
+ *    it fills in 30 ms, at most half the budget), a huge page apart, as
+ *    far as the budget allows.  The site gets a rule for its
  *    next mappings: populate, or background where the first touch came
  *    late.
  *  - Back-off.  A populated site leaves one mapping in 2^k to the program
@@ -152,6 +153,8 @@ struct watch {
 	struct faults jf;
 	uintptr_t ahead;        /* a window queued for the worker ends here */
 	uint64_t window;        /* its length, charged until the program goes through it */
+	uintptr_t ahead2;       /* the next, queued behind it past a huge page (0: none) */
+	uint64_t window2;
 	uint64_t held;          /* charged to the budget */
 };
 enum { WP_WAIT, WP_FILL, WP_HUGE, WP_AHEAD };
@@ -918,21 +921,30 @@ static long advance_front(struct watch *w)
  * if the range is gone, else 0. */
 static int advance_back(struct watch *w)
 {
-	return resident_run(&w->back, w->ahead > w->front ? w->ahead : w->front, 1) < 0 ? -1 : 0;
+	uintptr_t limit = w->ahead2 ? w->ahead2 : w->ahead > w->front ? w->ahead : w->front;
+	return resident_run(&w->back, limit, 1) < 0 ? -1 : 0;
 }
 
 /* The worker populates a window ahead of the program's front: what the
  * program fills in LEAD_NS at the rate measured, within the budget; it is
  * charged until the program has gone through it (the program is not seen
- * inside: its pages and ours look alike), and the next comes then. */
+ * inside: its pages and ours look alike).  A second window is queued
+ * behind the first, one huge page past its end: the program fills that
+ * huge page itself, and it is where the program is seen going through the
+ * first while the worker already fills the second (with one window, the
+ * worker stood idle from the end of its window until the program had gone
+ * through it and been seen: BENCHMARKS.md, issue 21). */
 static void lead(struct watch *w, uint64_t now)
 {
 	struct asite *s = &sites[w->site];
-	uintptr_t from = (w->front + 2 * hpage_size - 1) & ~(uintptr_t)(hpage_size - 1);
+	int next = w->ahead > w->front;
+	uintptr_t from = next ? w->ahead + hpage_size : (w->front + 2 * hpage_size - 1) & ~(uintptr_t)(hpage_size - 1);
 	uint64_t want = w->rate * (LEAD_NS / 1000000);
-	if (s->rule < 0 || from >= w->back || w->ahead > w->front || now - w->t_moved > STALL_NS)
+	if (s->rule < 0 || w->ahead2 || from >= w->back || now - w->t_moved > STALL_NS)
 		return;
 	want = (want < hpage_size ? hpage_size : want > LEAD_MAX ? LEAD_MAX : want) & ~(uint64_t)(hpage_size - 1);
+	if (want > (extra() / 2 & ~(uint64_t)(hpage_size - 1)) && extra() / 2 >= hpage_size)
+		want = extra() / 2 & ~(uint64_t)(hpage_size - 1); /* (room for two) */
 	if (want > w->back - from) /* (up to what the program filled from the end) */
 		want = w->back - from;
 	while (want >= hpage_size && !front_reserve(want, now))
@@ -944,19 +956,27 @@ static void lead(struct watch *w, uint64_t now)
 		return;
 	}
 	w->held += want;
-	w->window = want;
-	w->ahead = from + want;
+	if (next) {
+		st_add(&g_stats.rules[s->rule].behind, 1);
+		w->window2 = want;
+		w->ahead2 = from + want;
+	} else {
+		w->window = want;
+		w->ahead = from + want;
+	}
 	if (w->held > s->held_peak)
 		s->held_peak = w->held;
 }
 
 /* With a window out, its pages (ours, resident) cannot be told from the
  * program's: the front is looked for past it.  A resident page right after
- * it: the program has gone through, and its charge comes back.  Returns as
- * advance_front does. */
+ * it: the program has gone through, and its charge comes back; the next
+ * window, if one is queued, becomes the one out, and the front is looked
+ * for only up to it.  Returns as advance_front does. */
 static long window_passed(struct watch *w)
 {
 	unsigned char v;
+	uintptr_t gap_end;
 	if (w->ahead >= w->back)
 		return 0; /* to the end (or the back): held until the mapping goes */
 	if (sys_mincore((void *)w->ahead, page_size, &v) != 0)
@@ -967,7 +987,14 @@ static long window_passed(struct watch *w)
 	w->held -= w->window;
 	w->window = 0;
 	w->front = w->ahead;
-	return advance_front(w);
+	if (!w->ahead2)
+		return advance_front(w);
+	gap_end = w->ahead + hpage_size;
+	w->ahead = w->ahead2;
+	w->window = w->window2;
+	w->ahead2 = 0;
+	w->window2 = 0;
+	return resident_run(&w->front, gap_end, 0);
 }
 
 /* The front is seen: a rule for the site (populate, or background where

@@ -169,6 +169,9 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 		[ "$learned" -le "$plain" ]
 		[ "$(jr s.json "(d['rules'][0]['hugepage_check']['huge_won'], d['rules'][0]['huge_bytes'])")" = "(0, 0)" ]
 		[ "$(jr s.json "d['rules'][0]['background']['populated_bytes']")" -gt 0 ]
+		# two windows out at once: the next queued behind the one the
+		# program is going through (so the worker is not idle meanwhile)
+		[ "$(jr s.json "d['rules'][0]['background']['windows_behind']")" -gt 0 ]
 	done
 	# first touched late: background, never populate in the call
 	REPORT="$BATS_TEST_TMPDIR/late.txt" shimmed auto "$AP" fill 64M 100 >/dev/null
