@@ -177,6 +177,7 @@ static struct {
 	int64_t grown;           /* since: mapped anew by the program, less what it unmapped */
 	uint64_t added;          /* since: populated ahead by us */
 	uint64_t front_held;     /* the watches' charges */
+	uint64_t front_rules;    /* the rules windows were queued for (bits; the watcher's) */
 	int thp;                 /* os_thp_mode() */
 	int ncpu;
 	spin_t wlock;
@@ -199,7 +200,11 @@ static struct {
  * holds; its peak the most seen so, or getrusage's peak less the most the
  * learner held, whichever is more) while the learner holds something: at
  * most every 10 ms, and again once the program has mapped as much as the
- * extra anew.  Four system calls a time, none when nothing is held. */
+ * extra anew, and on the watcher before each window ahead of a buffer's
+ * front (the program's peak grows as it fills the buffer, and the extra
+ * with it).  Four system calls a time, none when nothing is held.  A look
+ * sees what the workers have populated of the windows queued before it:
+ * what they have not is added (worker_pending_bytes). */
 
 static uint64_t program_faults(void)
 {
@@ -314,8 +319,15 @@ static int front_reserve(uint64_t n, uint64_t now)
 	/* (the program's new mappings are not taken as resident here: a
 	 * buffer being filled would leave no room for its own window; RSS is
 	 * at most 10 ms old) */
+	uint64_t pending = 0, m = S.front_rules;
+	int r;
 	rss_refresh(now, 0);
-	if (__atomic_load_n(&S.rss, __ATOMIC_RELAXED) + __atomic_load_n(&S.added, __ATOMIC_RELAXED) + n > top())
+	/* (a look at RSS sees only what the worker has populated so far of
+	 * the windows queued before it: the rest is added) */
+	for (r = 0; m; r++, m >>= 1)
+		if (m & 1)
+			pending += worker_pending_bytes(r);
+	if (__atomic_load_n(&S.rss, __ATOMIC_RELAXED) + __atomic_load_n(&S.added, __ATOMIC_RELAXED) + pending + n > top())
 		return 0;
 	__atomic_add_fetch(&S.added, n, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&S.front_held, n, __ATOMIC_RELAXED);
@@ -942,6 +954,7 @@ static void lead(struct watch *w, uint64_t now)
 	uint64_t want = w->rate * (LEAD_NS / 1000000);
 	if (s->rule < 0 || w->ahead2 || from >= w->back || now - w->t_moved > STALL_NS)
 		return;
+	rss_refresh(now, 1); /* (the budget grows as the program fills: its peak as it is now) */
 	want = (want < hpage_size ? hpage_size : want > LEAD_MAX ? LEAD_MAX : want) & ~(uint64_t)(hpage_size - 1);
 	if (want > (extra() / 2 & ~(uint64_t)(hpage_size - 1)) && extra() / 2 >= hpage_size)
 		want = extra() / 2 & ~(uint64_t)(hpage_size - 1); /* (room for two) */
@@ -956,6 +969,7 @@ static void lead(struct watch *w, uint64_t now)
 		return;
 	}
 	w->held += want;
+	S.front_rules |= 1ull << s->rule;
 	if (next) {
 		st_add(&g_stats.rules[s->rule].behind, 1);
 		w->window2 = want;

@@ -86,6 +86,7 @@ static struct {
 } S = { .want_workers = 1 };
 #define INFLIGHT 64
 static uintptr_t inflight[INFLIGHT][2]; /* chunks being populated (jlock) */
+static struct { int rule; size_t len; } inflight_of[INFLIGHT]; /* their rules and lengths (jlock) */
 
 void worker_setup(unsigned workers, int strat)
 {
@@ -159,6 +160,8 @@ static int claim(struct claim *c)
 	if (c->slot < INFLIGHT) {
 		inflight[c->slot][0] = c->check ? c->adv_lo : c->s;
 		inflight[c->slot][1] = c->check ? c->adv_hi : c->e;
+		inflight_of[c->slot].rule = j->rule;
+		inflight_of[c->slot].len = c->e - c->s;
 		__atomic_store_n(&S.ninflight, S.ninflight + 1, __ATOMIC_RELAXED);
 	}
 	c->floor = j->lo;
@@ -452,6 +455,18 @@ uint64_t worker_left_bytes(int rule, int may_wait)
 	for (i = 0; i < JOBS; i++)
 		if (__atomic_load_n(&jobs[i].active, __ATOMIC_RELAXED) && jobs[i].rule == rule)
 			n += __atomic_load_n(&jobs[i].hi, __ATOMIC_RELAXED) - __atomic_load_n(&jobs[i].lo, __ATOMIC_RELAXED);
+	if (locked)
+		spin_unlock(&S.jlock);
+	return n;
+}
+
+uint64_t worker_pending_bytes(int rule)
+{
+	uint64_t n = worker_left_bytes(rule, 1);
+	int i, locked = spin_lock_bounded(&S.jlock, 1);
+	for (i = 0; i < INFLIGHT; i++)
+		if (inflight[i][1] && inflight_of[i].rule == rule)
+			n += inflight_of[i].len;
 	if (locked)
 		spin_unlock(&S.jlock);
 	return n;

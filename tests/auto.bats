@@ -90,6 +90,24 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 	[ $((learned * 1024)) -le $((plain * 1024 + limit + (2 << 20))) ]
 }
 
+@test "the budget: a buffer filled part way and left holds no more populated ahead than the budget" {
+	needs_plain_runtime
+	needs_thp_madvise
+	# 64 MiB of a 256 MiB mapping filled from the front, then left: the
+	# windows queued ahead of the front (two at once) and the huge page
+	# the front is in are all that the learner adds, within the budget
+	plain=$(kv vmhwm_kb "$(shimmed "" "$AP" part 256M 64M 10)")
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed auto "$AP" part 256M 64M 10
+	[ "$status" -eq 0 ]
+	learned=$(kv vmhwm_kb "$output")
+	limit=$(jr r.json "d['auto']['budget']['limit']")
+	queued=$(jr r.json "d['rules'][0]['background']['queued_bytes']")
+	echo "peak RSS $plain kB without, $learned kB with; $queued B queued ahead; budget $limit B"
+	[ "$queued" -gt 0 ]
+	# (the learner's own tables aside: 1 MiB)
+	[ $((learned * 1024)) -le $((plain * 1024 + limit + (1 << 20))) ]
+}
+
 @test "the budget can be raised: PREFAULT_AUTO_BUDGET and run --auto-budget; a bad one is refused" {
 	REPORT="$BATS_TEST_TMPDIR/r.json" PREFAULT_AUTO_BUDGET=50%,1G shimmed auto "$AP" churn 20 1M >/dev/null
 	[ "$(jr r.json "(d['auto']['budget']['percent'], d['auto']['budget']['cap'])")" = "(50, 1073741824)" ]

@@ -36,6 +36,9 @@
  *                       paced, so that the learner's looks see the front
  *                       move however loaded the machine); back_faults=
  *                       this thread's faults in the back
+ *   part SIZE FILL US   map SIZE, write FILL bytes from the front, one page
+ *                       every US microseconds, then stop for 400 ms (what
+ *                       the learner queued ahead lands); vmhwm_kb=
  *
  * Sizes take K, M, G suffixes.
  */
@@ -202,8 +205,16 @@ int main(int argc, char **argv)
 		for (i = pg; i <= back; i += pg)
 			write_paced(p + size - i, us);
 		printf("back_faults=%ld\n", faults_of(RUSAGE_THREAD) - f);
+	} else if (argc >= 5 && !strcmp(argv[1], "part")) {
+		size_t size = parse_size(argv[2]), fill = parse_size(argv[3]), i;
+		double us = atof(argv[4]) / 1000;
+		char *p = probe_map(size);
+		for (i = 0; i < fill; i += pg)
+			write_paced(p + i, us);
+		usleep(400 * 1000);
+		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 	} else {
-		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends ... (see autoprobe.c)\n");
+		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part ... (see autoprobe.c)\n");
 		return 2;
 	}
 	return 0;
