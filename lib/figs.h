@@ -169,7 +169,8 @@ struct figs_auto {
 
 /* The learner's budget: field, JSON path (in the report's "auto" object),
  * kind.  limit: what RSS may have over the program's own peak; over_peak:
- * the most it was seen to have. */
+ * the most it was seen to have; windows_cut: windows ahead of a buffer's
+ * front made smaller than the program's 30 ms, or left out, for it. */
 #define PF_AUTO_PROC_FIGS(X)                                                                 \
 	X(auto_limit, "budget.limit", FK_SUM)                                                \
 	X(auto_held, "budget.held", FK_SUM)                                                  \
@@ -178,6 +179,7 @@ struct figs_auto {
 	X(auto_over_peak, "budget.over_peak", FK_MAX)                                        \
 	X(auto_percent, "budget.percent", FK_MAX)                                            \
 	X(auto_cap, "budget.cap", FK_MAX)                                                    \
+	X(auto_cut, "budget.windows_cut", FK_SUM)                                            \
 	X(auto_sites, "sites_seen", FK_SUM)
 
 /* A budget limit never worked out (JSON null: nothing needed one). */

@@ -395,7 +395,13 @@ void rt_auto(struct sbuf *sb, const struct figs_proc *p)
 	sb_u64(sb, p->auto_percent);
 	sb_str(sb, "% of that peak and ");
 	sb_size_human(sb, p->auto_cap);
-	sb_str(sb, ", 2 MiB and a huge page at least)\n");
+	sb_str(sb, ", 2 MiB and a huge page at least)");
+	if (p->auto_cut) {
+		sb_str(sb, "; populating ahead of a buffer cut short by it ");
+		sb_u64(sb, p->auto_cut);
+		sb_str(sb, p->auto_cut == 1 ? " time (--auto-budget raises it)" : " times (--auto-budget raises it)");
+	}
+	sb_chr(sb, '\n');
 	for (i = 0; i < p->nauto; i++) {
 		sb_str(sb, "prefault:   auto: ");
 		rt_auto_site(sb, &p->autos[i]);

@@ -135,6 +135,7 @@ struct watch {
 	uintptr_t start, end;
 	int site, live, busy;
 	int phase;              /* WP_* */
+	int cut;                /* the budget left no room for the next window (counted once) */
 	uint64_t t_map, t_next, t_prev, period, t_moved;
 	uint64_t t_touch;       /* the last look that found it untouched */
 	uintptr_t front;        /* [start, front) touched, in a row */
@@ -178,6 +179,7 @@ static struct {
 	uint64_t added;          /* since: populated ahead by us */
 	uint64_t front_held;     /* the watches' charges */
 	uint64_t front_rules;    /* the rules windows were queued for (bits; the watcher's) */
+	uint64_t cut;            /* windows cut short by the budget (the watcher's) */
 	int thp;                 /* os_thp_mode() */
 	int ncpu;
 	spin_t wlock;
@@ -951,19 +953,31 @@ static void lead(struct watch *w, uint64_t now)
 	struct asite *s = &sites[w->site];
 	int next = w->ahead > w->front;
 	uintptr_t from = next ? w->ahead + hpage_size : (w->front + 2 * hpage_size - 1) & ~(uintptr_t)(hpage_size - 1);
-	uint64_t want = w->rate * (LEAD_NS / 1000000);
+	uint64_t want = w->rate * (LEAD_NS / 1000000), asked;
 	if (s->rule < 0 || w->ahead2 || from >= w->back || now - w->t_moved > STALL_NS)
 		return;
-	rss_refresh(now, 1); /* (the budget grows as the program fills: its peak as it is now) */
+	/* (the budget grows as the program fills: its peak as it is now, at
+	 * most every 2 ms, where this is asked every look while there is no
+	 * room) */
+	if (now - __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED) >= 2 * POLL_MIN_NS)
+		rss_refresh(now, 1);
 	want = (want < hpage_size ? hpage_size : want > LEAD_MAX ? LEAD_MAX : want) & ~(uint64_t)(hpage_size - 1);
-	if (want > (extra() / 2 & ~(uint64_t)(hpage_size - 1)) && extra() / 2 >= hpage_size)
-		want = extra() / 2 & ~(uint64_t)(hpage_size - 1); /* (room for two) */
 	if (want > w->back - from) /* (up to what the program filled from the end) */
 		want = w->back - from;
+	asked = want;
+	if (want > (extra() / 2 & ~(uint64_t)(hpage_size - 1)) && extra() / 2 >= hpage_size)
+		want = extra() / 2 & ~(uint64_t)(hpage_size - 1); /* (room for two) */
 	while (want >= hpage_size && !front_reserve(want, now))
 		want = (want / 2) & ~(uint64_t)(hpage_size - 1);
-	if (want < hpage_size && !(want && from + want == w->back && front_reserve(want, now)))
+	if (want < hpage_size && !(want && from + want == w->back && front_reserve(want, now))) {
+		if (!w->cut) /* (once until a window goes out: this is asked every look) */
+			S.cut++;
+		w->cut = 1;
 		return;
+	}
+	if (want < asked && !w->cut)
+		S.cut++;
+	w->cut = 0;
 	if (worker_enqueue(from, want, s->rule, hpage_size, MADV_POPULATE_WRITE, w->huge_kept ? W_HUGE : 0, 0, 0) != 0) {
 		front_release(want);
 		return;
@@ -1393,6 +1407,7 @@ void auto_figs(struct figs_proc *p, struct figs_auto *out, int max)
 	p->auto_program_peak = S.prog_peak;
 	p->auto_percent = S.pct;
 	p->auto_cap = S.cap;
+	p->auto_cut = S.cut;
 	p->auto_sites = (uint64_t)S.nsites;
 	for (k = 0; k < S.nlisted && n < max; k++) {
 		const struct asite *s = &sites[listed[k]];
