@@ -1,12 +1,19 @@
 #!/bin/sh
-# autoab.sh ROUNDS LIB [LIB...] -- CMD [ARGS...]: a program's wall time with
-# no shim and under `--auto` (PREFAULT_POLICY=auto; POLICY=FILE for another,
-# the same for every library) of each shim library given (builds of different commits, to compare before and after in one
-# run), sides in an order that rotates from round to round (bench/sides.sh).
+# autoab.sh ROUNDS LIB[@POLICY] [...] -- CMD [ARGS...]: a program's wall time
+# with no shim and under `--auto` (PREFAULT_POLICY=auto; POLICY=FILE for
+# another, the same for every library; LIB@FILE for that side alone) of
+# each shim library given (builds of different commits, to compare before
+# and after in one run; or one build, with a policy file beside the
+# learner), sides in an order that rotates from round to round
+# (bench/sides.sh).
 # Every side sets the same variables, with one letter changed where one must
 # not act, and a padding variable that makes the environment block the same
 # size whatever the library's path (its size alone moves run times here by
 # several percent: README, trial).  The program's output is discarded.
+# GAP_MS=N: each run starts N ms after the last ended (untimed), so that on
+# a guest that hands free memory back to its host every run finds the
+# host's huge pages cold, as a program started now and then does
+# (BENCHMARKS.md, "A huge page's first touch"; 1500 is enough here).
 # Prints each side's median wall ms and range, and for each library the
 # per-round ratio none/this (above 1: faster than no shim), median and range.
 set -e
@@ -14,7 +21,9 @@ ROUNDS=${1:?usage: autoab.sh ROUNDS LIB [LIB...] -- CMD [ARGS...]}
 shift
 LIBS=
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
-	LIBS="$LIBS${LIBS:+ }$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+	l=${1%%@*} pol=
+	[ "$l" = "$1" ] || pol=$(cd "$(dirname "${1#*@}")" && pwd)/$(basename "${1#*@}")
+	LIBS="$LIBS${LIBS:+ }$(cd "$(dirname "$l")" && pwd)/$(basename "$l")${pol:+@$pol}"
 	shift
 done
 [ "${1:-}" = -- ] && [ $# -gt 1 ] && [ -n "$LIBS" ] || { echo "usage: autoab.sh ROUNDS LIB [LIB...] -- CMD [ARGS...]" >&2; exit 2; }
@@ -33,9 +42,13 @@ side() {
 	else
 		lib=$(lib_of "$k") v=LD_PRELOAD p=PREFAULT_POLICY
 	fi
-	pad=$(echo "$PAD" | cut -c1-$((300 - ${#lib} - ${#POLICY})))
+	pol=${POLICY:-auto}
+	[ "${lib%%@*}" = "$lib" ] || pol=${lib#*@}
+	lib=${lib%%@*}
+	pad=$(echo "$PAD" | cut -c1-$((300 - ${#lib} - ${#pol})))
+	[ -z "${GAP_MS:-}" ] || sleep "$(awk -v g="$GAP_MS" 'BEGIN { print g / 1000 }')"
 	t0=$(date +%s%N)
-	env "$v=$lib" "$p=${POLICY:-auto}" PREFAULT_REPORT=none PREFAULT_BENCH_PAD="$pad" "$@" >/dev/null 2>&1
+	env "$v=$lib" "$p=$pol" PREFAULT_REPORT=none PREFAULT_BENCH_PAD="$pad" "$@" >/dev/null 2>&1
 	t1=$(date +%s%N)
 	awk -v d=$((t1 - t0)) 'BEGIN { printf "%.1f\n", d / 1e6 }'
 }
