@@ -234,9 +234,15 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 	cat "$BATS_TEST_TMPDIR/s.txt"
 	echo "faults filling 256 MiB: $huge with huge pages kept, $later with them taken back"
 	grep -Eq 'hugepage_check 2 times: .*: huge kept 1 of 2' "$BATS_TEST_TMPDIR/s.txt"
-	# a quarter of the buffer or more in small pages (16384 faults and more;
-	# the worker populates some of the rest ahead of the program)
-	[ "$later" -ge $((huge + 16384)) ]
+	# half the buffer or more comes in small pages: 32768 faults and more,
+	# the program's and the worker's together (how they share them is the
+	# worker's pace: since it keeps two windows ahead, the program's own
+	# came to 16413 in one CI run, under a quarter of the buffer)
+	all_huge=$(grep -oE '[0-9]+ faults \(' "$BATS_TEST_TMPDIR/h.txt" | head -n 1 | cut -d' ' -f1)
+	all_later=$(grep -oE '[0-9]+ faults \(' "$BATS_TEST_TMPDIR/s.txt" | head -n 1 | cut -d' ' -f1)
+	echo "every thread's faults: $all_huge with huge pages kept, $all_later with them taken back"
+	[ "$later" -gt "$huge" ]
+	[ "$all_later" -ge $((all_huge + 32768)) ]
 }
 
 @test "a buffer filled from both ends: the learner judges the huge pages at the end too, and takes them back when they lose" {
