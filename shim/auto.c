@@ -142,6 +142,7 @@ struct watch {
 	int site, live, busy;
 	int phase;              /* WP_* */
 	int cut;                /* the budget left no room for the next window (counted once) */
+	uint64_t t_cut;         /* when it last found none */
 	uint64_t t_map, t_next, t_prev, period, t_moved;
 	uint64_t t_touch;       /* the last look that found it untouched */
 	uintptr_t front;        /* [start, front) touched, in a row */
@@ -322,25 +323,31 @@ static void shrinks(uint64_t len)
 
 /* Room under the top for n bytes more made resident (populating ahead):
  * 1 and charged, or 0. */
-static int front_reserve(uint64_t n, uint64_t now)
+static int front_reserve(uint64_t n, uint64_t now, uint64_t pending)
 {
 	/* (the program's new mappings are not taken as resident here: a
 	 * buffer being filled would leave no room for its own window; RSS is
-	 * at most 10 ms old) */
-	uint64_t pending = 0, m = S.front_rules;
-	int r;
+	 * at most 10 ms old.  pending: front_pending's) */
 	rss_refresh(now, 0);
-	/* (a look at RSS sees only what the worker has populated so far of
-	 * the windows queued before it: the rest is added) */
-	for (r = 0; m; r++, m >>= 1)
-		if (m & 1)
-			pending += worker_pending_bytes(r);
 	if (__atomic_load_n(&S.rss, __ATOMIC_RELAXED) + __atomic_load_n(&S.added, __ATOMIC_RELAXED) + pending + n > top())
 		return 0;
 	__atomic_add_fetch(&S.added, n, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&S.front_held, n, __ATOMIC_RELAXED);
 	note_held();
 	return 1;
+}
+
+/* What the windows queued so far have not had populated yet, and then RSS
+ * read afresh: a look at RSS sees only what the workers have populated
+ * (and forgets what was added before it), so the rest is added, read
+ * first (a chunk populated between the two is counted twice, never
+ * missed).  Then the budget grows as the program fills: its peak is as it
+ * is now.  The watcher's, before it reserves. */
+static uint64_t front_pending(void)
+{
+	uint64_t pending = S.front_rules ? worker_pending_bytes(S.front_rules) : 0;
+	rss_refresh(os_now_ns(), 1);
+	return pending;
 }
 
 static void front_release(uint64_t n)
@@ -959,26 +966,25 @@ static void lead(struct watch *w, uint64_t now)
 	struct asite *s = &sites[w->site];
 	int next = w->ahead > w->front;
 	uintptr_t from = next ? w->ahead + hpage_size : (w->front + 2 * hpage_size - 1) & ~(uintptr_t)(hpage_size - 1);
-	uint64_t want = w->rate * (LEAD_NS / 1000000), asked;
+	uint64_t want = w->rate * (LEAD_NS / 1000000), asked, pending;
 	if (s->rule < 0 || w->ahead2 || from >= w->back || now - w->t_moved > STALL_NS)
 		return;
-	/* (the budget grows as the program fills: its peak as it is now, at
-	 * most every 2 ms, where this is asked every look while there is no
-	 * room) */
-	if (now - __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED) >= 2 * POLL_MIN_NS)
-		rss_refresh(now, 1);
+	if (w->cut && now - w->t_cut < 2 * POLL_MIN_NS)
+		return; /* (no room a moment ago: asked again at most every 2 ms, each a look at RSS) */
+	pending = front_pending();
 	want = (want < hpage_size ? hpage_size : want > LEAD_MAX ? LEAD_MAX : want) & ~(uint64_t)(hpage_size - 1);
 	if (want > w->back - from) /* (up to what the program filled from the end) */
 		want = w->back - from;
 	asked = want;
 	if (want > (extra() / 2 & ~(uint64_t)(hpage_size - 1)) && extra() / 2 >= hpage_size)
 		want = extra() / 2 & ~(uint64_t)(hpage_size - 1); /* (room for two) */
-	while (want >= hpage_size && !front_reserve(want, now))
+	while (want >= hpage_size && !front_reserve(want, now, pending))
 		want = (want / 2) & ~(uint64_t)(hpage_size - 1);
-	if (want < hpage_size && !(want && from + want == w->back && front_reserve(want, now))) {
+	if (want < hpage_size && !(want && from + want == w->back && front_reserve(want, now, pending))) {
 		if (!w->cut) /* (once until a window goes out: this is asked every look) */
 			S.cut++;
 		w->cut = 1;
+		w->t_cut = now;
 		return;
 	}
 	if (want < asked && !w->cut)
@@ -1054,7 +1060,7 @@ static void front_found(struct watch *w, uint64_t now)
 		w->phase = WP_AHEAD;
 		return;
 	}
-	if (S.thp == THP_MADVISE && w->end - w->front >= 2 * hpage_size && front_reserve(hpage_size, now)) {
+	if (S.thp == THP_MADVISE && w->end - w->front >= 2 * hpage_size && front_reserve(hpage_size, now, front_pending())) {
 		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_HUGEPAGE);
 		w->held += hpage_size;
 		w->advised = w->huge_kept = 1;
@@ -1168,7 +1174,7 @@ static int judge_now(uint64_t now, struct hcheck *h, struct faults *f)
 	uint64_t room = hpage_size + hpage_size / 4;
 	struct meter m;
 	int r;
-	if (!front_reserve(room, now))
+	if (!front_reserve(room, now, front_pending()))
 		return J_NO_ROOM;
 	meter_start(&m, 1);
 	r = pool_huge_recheck(h);
@@ -1391,6 +1397,8 @@ void auto_atfork(int who)
 	S.nwatch = 0;
 	S.nwatchers = 0;
 	S.front_held = 0;
+	S.front_rules = 0; /* (no worker's jobs here) */
+	S.cut = 0;         /* (the parent's, in its own report) */
 }
 
 /* ---- the report ---- */

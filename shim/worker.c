@@ -460,12 +460,18 @@ uint64_t worker_left_bytes(int rule, int may_wait)
 	return n;
 }
 
-uint64_t worker_pending_bytes(int rule)
+uint64_t worker_pending_bytes(uint64_t rules)
 {
-	uint64_t n = worker_left_bytes(rule, 1);
+	uint64_t n = 0;
 	int i, locked = spin_lock_bounded(&S.jlock, 1);
+	/* (one hold: a chunk moves from its job to inflight[] under the lock,
+	 * so it is counted once, queued or in flight) */
+	for (i = 0; i < JOBS; i++)
+		if (__atomic_load_n(&jobs[i].active, __ATOMIC_RELAXED) && jobs[i].rule >= 0 && jobs[i].rule < 64 &&
+		    (rules >> jobs[i].rule & 1))
+			n += __atomic_load_n(&jobs[i].hi, __ATOMIC_RELAXED) - __atomic_load_n(&jobs[i].lo, __ATOMIC_RELAXED);
 	for (i = 0; i < INFLIGHT; i++)
-		if (inflight[i][1] && inflight_of[i].rule == rule)
+		if (inflight[i][1] && inflight_of[i].rule >= 0 && inflight_of[i].rule < 64 && (rules >> inflight_of[i].rule & 1))
 			n += inflight_of[i].len;
 	if (locked)
 		spin_unlock(&S.jlock);

@@ -21,9 +21,9 @@ int worker_enqueue(uintptr_t start, size_t len, int rule, size_t chunk, int advi
 void worker_cancel(uintptr_t start, size_t len);
 /* What is still queued for rule (for the report: see spin_lock_bounded). */
 uint64_t worker_left_bytes(int rule, int may_wait);
-/* What rule has queued that is not populated yet: still queued, and the
- * chunks being populated now. */
-uint64_t worker_pending_bytes(int rule);
+/* What the rules in the mask (bit r: rule r, under 64) have queued that is
+ * not populated yet: still queued, and the chunks being populated now. */
+uint64_t worker_pending_bytes(uint64_t rules);
 void worker_atfork(int who);
 /* From the constructor, when a rule may queue work: see glue_warm_add. */
 void worker_warm(void);
