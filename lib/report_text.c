@@ -399,7 +399,8 @@ void rt_auto(struct sbuf *sb, const struct figs_proc *p)
 	if (p->auto_cut) {
 		sb_str(sb, "; populating ahead of a buffer cut short by it ");
 		sb_u64(sb, p->auto_cut);
-		sb_str(sb, p->auto_cut == 1 ? " time (--auto-budget raises it)" : " times (--auto-budget raises it)");
+		sb_str(sb, p->auto_cut == 1 ? " time" : " times");
+		sb_str(sb, " (--auto-budget raises it)");
 	}
 	sb_chr(sb, '\n');
 	for (i = 0; i < p->nauto; i++) {

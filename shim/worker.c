@@ -448,13 +448,23 @@ void worker_cancel(uintptr_t a, size_t len)
 	}
 }
 
-uint64_t worker_left_bytes(int rule, int may_wait)
+/* What the jobs of the rules in the mask have left (jlock held, or given
+ * up on: see spin_lock_bounded). */
+static uint64_t left_of(uint64_t rules)
 {
 	uint64_t n = 0;
-	int i, locked = spin_lock_bounded(&S.jlock, may_wait);
+	int i;
 	for (i = 0; i < JOBS; i++)
-		if (__atomic_load_n(&jobs[i].active, __ATOMIC_RELAXED) && jobs[i].rule == rule)
+		if (__atomic_load_n(&jobs[i].active, __ATOMIC_RELAXED) && jobs[i].rule >= 0 && jobs[i].rule < 64 &&
+		    (rules >> jobs[i].rule & 1))
 			n += __atomic_load_n(&jobs[i].hi, __ATOMIC_RELAXED) - __atomic_load_n(&jobs[i].lo, __ATOMIC_RELAXED);
+	return n;
+}
+
+uint64_t worker_left_bytes(int rule, int may_wait)
+{
+	int locked = spin_lock_bounded(&S.jlock, may_wait);
+	uint64_t n = rule >= 0 && rule < 64 ? left_of(1ull << rule) : 0;
 	if (locked)
 		spin_unlock(&S.jlock);
 	return n;
@@ -462,14 +472,10 @@ uint64_t worker_left_bytes(int rule, int may_wait)
 
 uint64_t worker_pending_bytes(uint64_t rules)
 {
-	uint64_t n = 0;
 	int i, locked = spin_lock_bounded(&S.jlock, 1);
 	/* (one hold: a chunk moves from its job to inflight[] under the lock,
 	 * so it is counted once, queued or in flight) */
-	for (i = 0; i < JOBS; i++)
-		if (__atomic_load_n(&jobs[i].active, __ATOMIC_RELAXED) && jobs[i].rule >= 0 && jobs[i].rule < 64 &&
-		    (rules >> jobs[i].rule & 1))
-			n += __atomic_load_n(&jobs[i].hi, __ATOMIC_RELAXED) - __atomic_load_n(&jobs[i].lo, __ATOMIC_RELAXED);
+	uint64_t n = left_of(rules);
 	for (i = 0; i < INFLIGHT; i++)
 		if (inflight[i][1] && inflight_of[i].rule >= 0 && inflight_of[i].rule < 64 && (rules >> inflight_of[i].rule & 1))
 			n += inflight_of[i].len;
