@@ -263,7 +263,9 @@ static void peak_from_rusage(void)
 static void rss_refresh(uint64_t now, int force)
 {
 	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, h;
-	if (!force && last && now - last < RSS_EVERY_NS)
+	/* (now older than the last look: another thread looked since this
+	 * one read its clock; that look is fresh) */
+	if (!force && last && (now < last || now - last < RSS_EVERY_NS))
 		return;
 	if (!__atomic_compare_exchange_n(&S.rss_at, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
@@ -323,12 +325,11 @@ static void shrinks(uint64_t len)
 
 /* Room under the top for n bytes more made resident (populating ahead):
  * 1 and charged, or 0. */
-static int front_reserve(uint64_t n, uint64_t now, uint64_t pending)
+static int front_reserve(uint64_t n, uint64_t pending)
 {
 	/* (the program's new mappings are not taken as resident here: a
-	 * buffer being filled would leave no room for its own window; RSS is
-	 * at most 10 ms old.  pending: front_pending's) */
-	rss_refresh(now, 0);
+	 * buffer being filled would leave no room for its own window.  RSS and
+	 * pending: as front_pending just read them) */
 	if (__atomic_load_n(&S.rss, __ATOMIC_RELAXED) + __atomic_load_n(&S.added, __ATOMIC_RELAXED) + pending + n > top())
 		return 0;
 	__atomic_add_fetch(&S.added, n, __ATOMIC_RELAXED);
@@ -966,7 +967,7 @@ static void lead(struct watch *w, uint64_t now)
 	struct asite *s = &sites[w->site];
 	int next = w->ahead > w->front;
 	uintptr_t from = next ? w->ahead + hpage_size : (w->front + 2 * hpage_size - 1) & ~(uintptr_t)(hpage_size - 1);
-	uint64_t want = w->rate * (LEAD_NS / 1000000), asked, pending;
+	uint64_t want = w->rate * (LEAD_NS / 1000000), asked, pending, half;
 	if (s->rule < 0 || w->ahead2 || from >= w->back || now - w->t_moved > STALL_NS)
 		return;
 	if (w->cut && now - w->t_cut < 2 * POLL_MIN_NS)
@@ -976,11 +977,12 @@ static void lead(struct watch *w, uint64_t now)
 	if (want > w->back - from) /* (up to what the program filled from the end) */
 		want = w->back - from;
 	asked = want;
-	if (want > (extra() / 2 & ~(uint64_t)(hpage_size - 1)) && extra() / 2 >= hpage_size)
-		want = extra() / 2 & ~(uint64_t)(hpage_size - 1); /* (room for two) */
-	while (want >= hpage_size && !front_reserve(want, now, pending))
+	half = extra() / 2 & ~(uint64_t)(hpage_size - 1);
+	if (half >= hpage_size && want > half)
+		want = half; /* (room for two) */
+	while (want >= hpage_size && !front_reserve(want, pending))
 		want = (want / 2) & ~(uint64_t)(hpage_size - 1);
-	if (want < hpage_size && !(want && from + want == w->back && front_reserve(want, now, pending))) {
+	if (want < hpage_size && !(want && from + want == w->back && front_reserve(want, pending))) {
 		if (!w->cut) /* (once until a window goes out: this is asked every look) */
 			S.cut++;
 		w->cut = 1;
@@ -1060,7 +1062,7 @@ static void front_found(struct watch *w, uint64_t now)
 		w->phase = WP_AHEAD;
 		return;
 	}
-	if (S.thp == THP_MADVISE && w->end - w->front >= 2 * hpage_size && front_reserve(hpage_size, now, front_pending())) {
+	if (S.thp == THP_MADVISE && w->end - w->front >= 2 * hpage_size && front_reserve(hpage_size, front_pending())) {
 		sys_madvise((void *)w->adv_lo, w->adv_hi - w->adv_lo, MADV_HUGEPAGE);
 		w->held += hpage_size;
 		w->advised = w->huge_kept = 1;
@@ -1174,7 +1176,7 @@ static int judge_now(uint64_t now, struct hcheck *h, struct faults *f)
 	uint64_t room = hpage_size + hpage_size / 4;
 	struct meter m;
 	int r;
-	if (!front_reserve(room, now, front_pending()))
+	if (!front_reserve(room, front_pending()))
 		return J_NO_ROOM;
 	meter_start(&m, 1);
 	r = pool_huge_recheck(h);
