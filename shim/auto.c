@@ -278,10 +278,10 @@ static void rss_refresh(uint64_t now, int force)
 	__atomic_store_n(&S.grown, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
 	if (rss > top()) { /* the program grew back, by other means than reusing */
-		uint64_t k = recycle_kept_total(), over = rss - top();
-		recycle_trim(k > over ? k - over : 0);
+		uint64_t k = recycle_kept_total(), over = rss - top(), gone;
+		gone = recycle_trim(k > over ? k - over : 0);
 		recycle_cap(0);
-		rss -= k - recycle_kept_total();
+		rss -= gone < rss ? gone : rss;
 	} else {
 		recycle_cap(UINT64_MAX);
 	}
@@ -310,10 +310,10 @@ static void grows(uint64_t len)
 	t = top();
 	now = rss_guess();
 	if (now > t) {
-		uint64_t k = recycle_kept_total();
-		recycle_trim(k > now - t ? k - (now - t) : 0);
+		uint64_t k = recycle_kept_total(), gone;
+		gone = recycle_trim(k > now - t ? k - (now - t) : 0);
 		recycle_cap(recycle_kept_total());
-		__atomic_sub_fetch(&S.rss, k - recycle_kept_total() < S.rss ? k - recycle_kept_total() : 0, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&S.rss, gone < S.rss ? gone : 0, __ATOMIC_RELAXED);
 	}
 }
 

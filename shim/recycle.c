@@ -219,7 +219,7 @@ static int refill(void)
 
 /* Take k out of the tree and its list (lock held); its bytes are no longer
  * kept.  The caller unmaps or reuses it. */
-static void unlink_locked(struct kept *k)
+static uint64_t unlink_locked(struct kept *k)
 {
 	int rule = k->cls->rule;
 	size_t len = k->node.end - k->node.start;
@@ -232,10 +232,11 @@ static void unlink_locked(struct kept *k)
 		k->next->prev = k->prev;
 	__atomic_store_n(&S.nkept, S.tree.n, __ATOMIC_RELAXED);
 	if (k->clean) /* (stock is not counted as kept: it holds no memory of the program's) */
-		return;
+		return 0;
 	/* (read without the lock by memory_short and the report) */
 	__atomic_store_n(&kept_bytes[rule], kept_bytes[rule] - len, __ATOMIC_RELAXED);
 	__atomic_store_n(&S.kept_total, S.kept_total - len, __ATOMIC_RELAXED);
+	return len;
 }
 
 /* Give back up to max (at most 16) runs of kept regions overlapping [s, e)
@@ -243,10 +244,12 @@ static void unlink_locked(struct kept *k)
  * carved reserve all free goes back whole), with no lock held.  Returns how
  * many runs: max means there may be more.  With keep_out, the part inside
  * [s, e) is not unmapped: the kernel has unmapped it already, and what is
- * there now is not ours (recycle_forget_range). */
-static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out)
+ * there now is not ours (recycle_forget_range).  kept_gone (if not null)
+ * has the kept bytes taken out of the total added to it. */
+static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out, uint64_t *kept_gone)
 {
 	uintptr_t out[16][2];
+	uint64_t gone = 0;
 	int k = 0, i;
 	struct rnode *n;
 	spin_lock(&S.klock);
@@ -262,11 +265,13 @@ static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out)
 			out[k][1] = n->end;
 			k++;
 		}
-		unlink_locked((struct kept *)n);
+		gone += unlink_locked((struct kept *)n);
 		slab_put(&S.kslab, n);
 		n = next;
 	}
 	spin_unlock(&S.klock);
+	if (kept_gone)
+		*kept_gone += gone;
 	for (i = 0; i < k; i++) { /* never hold the lock across a system call */
 		uintptr_t a = out[i][0], b = out[i][1];
 		if (!keep_out) {
@@ -281,7 +286,7 @@ static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out)
 	}
 	return k;
 }
-static int give_back_n(uintptr_t s, uintptr_t e, int max) { return give_back_x(s, e, max, 0); }
+static int give_back_n(uintptr_t s, uintptr_t e, int max) { return give_back_x(s, e, max, 0, 0); }
 
 /* 1 if there may be more. */
 static int give_back(uintptr_t s, uintptr_t e) { return give_back_n(s, e, 16) == 16; }
@@ -299,10 +304,12 @@ int recycle_has(int rule, size_t len, int prot, int flags)
 	return has;
 }
 
-void recycle_trim(uint64_t most)
+uint64_t recycle_trim(uint64_t most)
 {
-	while (__atomic_load_n(&S.kept_total, __ATOMIC_RELAXED) > most && give_back_n(0, 0, 1))
+	uint64_t gone = 0;
+	while (__atomic_load_n(&S.kept_total, __ATOMIC_RELAXED) > most && give_back_x(0, 0, 1, 0, &gone))
 		;
+	return gone;
 }
 
 void recycle_flush(void)
@@ -323,7 +330,7 @@ void recycle_forget_range(uintptr_t start, size_t len)
 {
 	if (!recycle_any() || !len)
 		return;
-	while (give_back_x(start, start + len, 16, 1) == 16)
+	while (give_back_x(start, start + len, 16, 1, 0) == 16)
 		;
 }
 

@@ -59,7 +59,10 @@ uint64_t recycle_kept_peak(void);
 void recycle_release_rule(int rule);
 /* Is a region kept for this request (what recycle_take would find)? */
 int recycle_has(int rule, size_t len, int prot, int flags);
-/* Give kept regions back until at most `most` bytes are kept. */
-void recycle_trim(uint64_t most);
+/* Give kept regions back until at most `most` bytes are kept; returns the
+ * bytes this call gave back (what it took out of recycle_kept_total: other
+ * threads may keep and take meanwhile, so a difference of two reads of the
+ * total is not what left RSS). */
+uint64_t recycle_trim(uint64_t most);
 void recycle_atfork(int who);
 #endif
