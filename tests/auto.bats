@@ -323,6 +323,19 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 	[ "$status" -eq 3 ]
 }
 
+# Without --auto, `run -o none` means no report; with it, -o names the
+# policy file, and a file named none was once written (and committed) so.
+@test "--auto -o none or stderr: refused with exit 2, nothing started, no file written" {
+	cd "$BATS_TEST_TMPDIR"
+	for word in none stderr; do
+		run --separate-stderr "$PF" run --auto -o "$word" -- sh -c 'echo started'
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+		[[ "$stderr" == *"--report $word"* ]]
+		[ ! -e "$word" ]
+	done
+}
+
 # Finding (re-read of issue 21): no helper thread starts before the
 # constructor, so a large mapping watched then had no watcher until the
 # program made another; the constructor now starts it (auto_kick).

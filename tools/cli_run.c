@@ -98,6 +98,13 @@ static int auto_options(const char *policy, const char *budget, const char *repo
 		fprintf(stderr, "prefault run: --auto-budget %s: %s (like 10%%, 256M, or 10%%,256M)\n", tty_str(budget), e);
 		return -1;
 	}
+	/* (without --auto, -o none means no report: here it would write a
+	 * policy file named none, which no one asking for that wants) */
+	if (learned && (!strcmp(learned, "none") || !strcmp(learned, "stderr"))) {
+		fprintf(stderr, "prefault run: with --auto, -o names the policy file to write, not the report: "
+		                "for the report, --report %s\n", learned);
+		return -1;
+	}
 	if (learned && report && strcmp(report, "stderr") && strcmp(report, "none")) {
 		fprintf(stderr, "prefault run: --auto -o reads the reports itself: --report takes stderr or none then\n");
 		return -1;
