@@ -325,7 +325,7 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 
 # Without --auto, `run -o none` means no report; with it, -o names the
 # policy file, and a file named none was once written (and committed) so.
-@test "--auto -o none or stderr: refused with exit 2, nothing started, no file written" {
+@test "--auto -o: none, stderr, an earlier report, no file or an unwritable one: refused with exit 2 before the run; PREFAULT_REPORT holds" {
 	cd "$BATS_TEST_TMPDIR"
 	for word in none stderr; do
 		run --separate-stderr "$PF" run --auto -o "$word" -- sh -c 'echo started'
@@ -334,6 +334,33 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 		[[ "$stderr" == *"--report $word"* ]]
 		[ ! -e "$word" ]
 	done
+	# an earlier report named by -o (as it would be without --auto) is kept
+	"$PF" run -o r.json -- true
+	cp r.json r0.json
+	run --separate-stderr "$PF" run --auto -o r.json -- sh -c 'echo started'
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"is a prefault report"* ]]
+	cmp r.json r0.json
+	# no file named, or one that cannot be written: said before the run
+	for o in "" "$BATS_TEST_TMPDIR/no/such/dir/l.policy"; do
+		run --separate-stderr "$PF" run --auto -o "$o" -- sh -c 'echo started'
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+	done
+	run --separate-stderr "$PF" run -o "" -- sh -c 'echo started'
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	# PREFAULT_REPORT holds under --auto -o as without -o: none is none,
+	# and a file, which the tool cannot read from, is refused
+	PREFAULT_REPORT=none run --separate-stderr "$PF" run --auto -o l.policy -- "$AP" churn 20 1M
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *"auto:"* ]]
+	[ -s l.policy ]
+	PREFAULT_REPORT=x.txt run --separate-stderr "$PF" run --auto -o l2.policy -- sh -c 'echo started'
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"PREFAULT_REPORT"* ]]
+	[ ! -e l2.policy ]
 }
 
 # Finding (re-read of issue 21): no helper thread starts before the

@@ -51,7 +51,7 @@ static const char *report_dest(const char *opt)
  * os_open_report): there, not empty, and not an earlier report.  Said
  * before the program starts, as the program may have closed its stderr by
  * the time the shim finds out.  (A template, %p or %e, is left to the shim.) */
-static int foreign_file(const char *path)
+static int file_kind(const char *path)
 {
 	char head[12];
 	ssize_t n;
@@ -60,8 +60,12 @@ static int foreign_file(const char *path)
 		return 0;
 	n = read(fd, head, sizeof head);
 	close(fd);
-	return n > 0 && !(n >= 8 && !memcmp(head, "prefault", 8)) && !(n == 12 && !memcmp(head, "{\"prefault\":", 12));
+	if (n <= 0)
+		return 0;
+	return (n >= 8 && !memcmp(head, "prefault", 8)) || (n == 12 && !memcmp(head, "{\"prefault\":", 12)) ? 2 : 1;
 }
+static int foreign_file(const char *path) { return file_kind(path) == 1; }
+static int is_report(const char *path) { return file_kind(path) == 2; }
 
 static uint64_t tree_faults(const struct child_result *r)
 {
@@ -105,8 +109,19 @@ static int auto_options(const char *policy, const char *budget, const char *repo
 		                "for the report, --report %s\n", learned);
 		return -1;
 	}
+	/* (an earlier report there: the -o of a command line without --auto) */
+	if (learned && is_report(learned)) {
+		fprintf(stderr, "prefault run: %s is a prefault report; with --auto, -o names the policy file to write "
+		                "(not overwritten)\n", tty_str(learned));
+		return -1;
+	}
+	if (learned && !output_writable(learned)) { /* (said now, not after the program's run) */
+		fprintf(stderr, "prefault run: cannot write %s: %s\n", tty_str(learned), strerror(errno));
+		return -1;
+	}
 	if (learned && report && strcmp(report, "stderr") && strcmp(report, "none")) {
-		fprintf(stderr, "prefault run: --auto -o reads the reports itself: --report takes stderr or none then\n");
+		fprintf(stderr, "prefault run: --auto -o reads the reports itself: %s takes stderr or none then\n",
+		        report == getenv("PREFAULT_REPORT") ? "PREFAULT_REPORT" : "--report");
 		return -1;
 	}
 	return 0;
@@ -130,12 +145,20 @@ int cmd_run(const struct command *self, int argc, char **argv)
 	int i, n, rc;
 	if ((i = opt_parse(self, argc, argv, opts, &n)) < 0)
 		return EXIT_USAGE;
+	if ((out && !*out) || (report && !*report)) {
+		fprintf(stderr, "prefault run: %s names no file\n", out && !*out ? "-o" : "--report");
+		return EXIT_USAGE;
+	}
 	if (budget && !autom) {
 		fprintf(stderr, "prefault run: --auto-budget goes with --auto\n");
 		return EXIT_USAGE;
 	}
-	if (autom)
+	if (autom) {
 		learned = out; /* -o: the learned policy; the report goes to --report */
+		/* (else an inherited PREFAULT_REPORT, as without -o) */
+		if (learned && !report && getenv("PREFAULT_REPORT") && *getenv("PREFAULT_REPORT"))
+			report = getenv("PREFAULT_REPORT");
+	}
 	else if (out && report) {
 		fprintf(stderr, "prefault run: -o and --report both name the report: give one\n");
 		return EXIT_USAGE;

@@ -686,20 +686,6 @@ static int profile_once(struct profiled *p)
 	return 0;
 }
 
-/* Can the policy be written there when the work is done?  (Found out
- * now, not after minutes of runs.) */
-static int writable(const char *path)
-{
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	if (access(path, F_OK) == 0)
-		return access(path, W_OK) == 0;
-	if (!slash)
-		return access(".", W_OK) == 0;
-	snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + (slash == path), path);
-	return access(dir, W_OK) == 0;
-}
-
 /* Stopped by a failure: no policy is written (what was found was not
  * confirmed on a program that runs). */
 static int failed(int rc)
@@ -719,7 +705,7 @@ int cmd_tune(const struct command *self, int argc, char **argv)
 	if (parse_args(self, argc, argv, &at) < 0)
 		return EXIT_USAGE;
 	T.cmd = argv + at;
-	if (!writable(T.out)) {
+	if (!output_writable(T.out)) {
 		fprintf(stderr, "prefault tune: cannot write %s: %s\n", tty_str(T.out), strerror(errno));
 		return EXIT_USAGE;
 	}

@@ -54,6 +54,18 @@ int close_output(FILE *f, const char *path, const char *tool)
 	return -1;
 }
 
+int output_writable(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	if (access(path, F_OK) == 0)
+		return access(path, W_OK) == 0;
+	if (!slash)
+		return access(".", W_OK) == 0;
+	snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + (slash == path), path);
+	return access(dir, W_OK) == 0;
+}
+
 void write_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;

@@ -20,6 +20,9 @@ void json_string(FILE *f, const char *s);
  * cannot write PATH: why" said, if any write or the close failed (a full
  * disk, /dev/full): a file that is not whole is never reported written. */
 int close_output(FILE *f, const char *path, const char *tool);
+/* Can an output file be written at path when the work is done?  (Asked
+ * before a long run, not found out after it; errno says why not.) */
+int output_writable(const char *path);
 /* All of buf to fd with write(2), again after EINTR; gives up on an error
  * (no stdio, no malloc: safe beside a fork and in a child before exec). */
 void write_all(int fd, const void *buf, size_t n);
