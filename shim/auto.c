@@ -107,6 +107,7 @@
 #define IDLE_NS (200ull * 1000 * 1000)
 #define BUDGET_FLOOR (hpage_size > (2ull << 20) ? hpage_size : (2ull << 20)) /* one huge page at least */
 #define RSS_EVERY_NS (10ull * 1000 * 1000)
+#define GROWN_NS (10ull * 1000 * 1000)   /* a mapping made anew counts as resident 10 to 20 ms */
 #define STACK (64u << 10)
 
 enum { AS_OBSERVE, AS_DECIDING, AS_RECYCLE, AS_POPULATE, AS_BACKGROUND, AS_FRONT, AS_OFF };
@@ -182,7 +183,9 @@ static struct {
 	uint64_t pct, cap;       /* the budget's terms */
 	uint64_t prog_peak, held_peak, over_peak;
 	uint64_t rss, rss_at;    /* RSS at the last look, and when */
-	int64_t grown;           /* since: mapped anew by the program, less what it unmapped */
+	int64_t grown;           /* mapped anew by the program, less what it unmapped: since grown_at */
+	int64_t grown_old;       /* the same, in the GROWN_NS before */
+	uint64_t grown_at;
 	uint64_t added;          /* since: populated ahead by us */
 	uint64_t front_held;     /* the watches' charges */
 	uint64_t front_rules;    /* the rules windows were queued for (bits; the watcher's) */
@@ -211,7 +214,8 @@ static struct {
  * most every 10 ms, and again once the program has mapped as much as the
  * extra anew, and on the watcher before each window ahead of a buffer's
  * front (the program's peak grows as it fills the buffer, and the extra
- * with it).  Four system calls a time, none when nothing is held.  A look
+ * with it).  Four system calls a time (twice that when it trims), none
+ * when nothing is held.  A look
  * sees what the workers have populated of the windows queued before it:
  * what they have not is added (worker_pending_bytes). */
 
@@ -223,7 +227,8 @@ static uint64_t program_faults(void)
 	return f.minor + f.major > ours ? f.minor + f.major - ours : 0;
 }
 
-static uint64_t held(void) { return recycle_kept_total() + __atomic_load_n(&S.front_held, __ATOMIC_RELAXED); }
+/* (regions being given back count until their munmap is done: see rss_refresh) */
+static uint64_t held(void) { return recycle_held_total() + __atomic_load_n(&S.front_held, __ATOMIC_RELAXED); }
 
 static void atomic_max(uint64_t *v, uint64_t x)
 {
@@ -238,16 +243,24 @@ static void note_held(void)
 	atomic_max(&S.held_peak, k > h ? k : h); /* (kept regions may have peaked between two looks) */
 }
 
-/* What RSS may have over the program's own peak. */
-static uint64_t extra(void)
+/* What RSS may have over a program peak of p.  (The peak is read once by
+ * each caller: other threads raise it meanwhile, and a limit and a peak
+ * from two reads do not go together.) */
+static uint64_t extra_of(uint64_t p)
 {
-	uint64_t b = __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED) / 100 * S.pct;
+	uint64_t b = p / 100 * S.pct;
 	if (b > S.cap)
 		b = S.cap;
 	return b < BUDGET_FLOOR && S.cap >= BUDGET_FLOOR ? BUDGET_FLOOR : b;
 }
 
-static uint64_t top(void) { return __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED) + extra(); }
+static uint64_t prog_peak(void) { return __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED); }
+static uint64_t extra(void) { return extra_of(prog_peak()); }
+static uint64_t top(void)
+{
+	uint64_t p = prog_peak();
+	return p + extra_of(p);
+}
 
 /* The program's peak, at least getrusage's less the most the learner held. */
 static void peak_from_rusage(void)
@@ -257,12 +270,37 @@ static void peak_from_rusage(void)
 		atomic_max(&S.prog_peak, top_rss > hp ? top_rss - hp : 0);
 }
 
+/* RSS now, the program's peak raised by what of it is the program's, and
+ * that peak (*peak); *over, what RSS has over the program's peak.  What the
+ * learner holds is read before and after RSS:
+ *  - the more of the two is taken off for the program's peak: a region
+ *    being given back leaves it only once its munmap is done
+ *    (recycle_held_total), and one kept or a window charged while RSS is
+ *    read is in the second; so whatever of ours RSS counts is in it, and
+ *    the program's peak is never taken too high (it stays so: a maximum);
+ *    too low for a moment at most, which the next look mends;
+ *  - RSS is over the program's peak by no more than the less of the two:
+ *    a region the program takes back from the cache while RSS is read is
+ *    the program's, and counted over its peak it would be the program's
+ *    own growth said to be ours (CI of c1d77cc: a region over). */
+static uint64_t measure(uint64_t *peak, uint64_t *over)
+{
+	uint64_t h = held(), rss = os_rss_now(), h2 = held(), lo = h < h2 ? h : h2, hi = h < h2 ? h2 : h;
+	atomic_max(&S.prog_peak, rss > hi ? rss - hi : 0);
+	peak_from_rusage();
+	*peak = prog_peak();
+	*over = rss > *peak ? rss - *peak : 0;
+	if (*over > lo)
+		*over = lo;
+	return rss;
+}
+
 /* RSS read again if older than 10 ms, or the program has mapped the extra
  * anew since (or now: force).  Over the top: kept regions go back, and no
  * more are kept until the next look finds room. */
 static void rss_refresh(uint64_t now, int force)
 {
-	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, h;
+	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, p, t, over, g_at;
 	/* (now older than the last look: another thread looked since this
 	 * one read its clock; that look is fresh) */
 	if (!force && last && (now < last || now - last < RSS_EVERY_NS))
@@ -270,23 +308,35 @@ static void rss_refresh(uint64_t now, int force)
 	if (!__atomic_compare_exchange_n(&S.rss_at, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
 	note_held();
-	rss = os_rss_now();
-	h = held();
-	atomic_max(&S.prog_peak, rss > h ? rss - h : 0);
-	peak_from_rusage();
+	rss = measure(&p, &over);
 	__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED);
-	__atomic_store_n(&S.grown, 0, __ATOMIC_RELAXED);
+	/* What the program mapped anew is not forgotten at a look: a look
+	 * sees the pages touched so far, and the program (its other threads)
+	 * fills the rest after (four threads churning: peak RSS 13 MiB over
+	 * the most the program could have, against a 6.8 MiB budget).  It
+	 * counts for GROWN_NS to 2 GROWN_NS (touched pages twice meanwhile:
+	 * the safe side), and then goes (a range only reserved would keep
+	 * the cache empty for good). */
+	g_at = __atomic_load_n(&S.grown_at, __ATOMIC_RELAXED);
+	if (now > g_at && now - g_at >= GROWN_NS && /* (once, where forced looks overlap) */
+	    __atomic_compare_exchange_n(&S.grown_at, &g_at, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		__atomic_store_n(&S.grown_old, __atomic_exchange_n(&S.grown, 0, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
-	if (rss > top()) { /* the program grew back, by other means than reusing */
-		uint64_t k = recycle_kept_total(), over = rss - top(), gone;
-		gone = recycle_trim(k > over ? k - over : 0);
-		recycle_cap(0);
-		rss -= gone < rss ? gone : rss;
+	t = p + extra_of(p);
+	if (rss > t) { /* the program grew back, by other means than reusing */
+		uint64_t k = recycle_kept_total(), past = rss - t;
+		recycle_cap(0); /* (first: no region kept while the trim runs) */
+		/* Measured again, not worked out: other threads keep, take and
+		 * give back meanwhile, and a kept region need not be all
+		 * resident. */
+		if (recycle_trim(k > past ? k - past : 0)) {
+			rss = measure(&p, &over);
+			__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED);
+		}
 	} else {
 		recycle_cap(UINT64_MAX);
 	}
-	if (rss > S.prog_peak)
-		atomic_max(&S.over_peak, rss - S.prog_peak);
+	atomic_max(&S.over_peak, over);
 }
 
 /* The program maps len anew (not a reused region): taken as resident at
@@ -295,14 +345,14 @@ static void rss_refresh(uint64_t now, int force)
  * munmaps of what goes). */
 static uint64_t rss_guess(void)
 {
-	int64_t g = __atomic_load_n(&S.grown, __ATOMIC_RELAXED);
+	int64_t g = __atomic_load_n(&S.grown, __ATOMIC_RELAXED) + __atomic_load_n(&S.grown_old, __ATOMIC_RELAXED);
 	return __atomic_load_n(&S.rss, __ATOMIC_RELAXED) + (uint64_t)(g > 0 ? g : 0) + __atomic_load_n(&S.added, __ATOMIC_RELAXED);
 }
 
 static void grows(uint64_t len)
 {
 	uint64_t t, now;
-	if (held()) /* (first: a look resets what has grown since the last) */
+	if (held()) /* (first: a look may let go of what grew 10 to 20 ms ago) */
 		rss_refresh(os_now_ns(), 0);
 	__atomic_add_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
 	if (!held())
@@ -310,10 +360,19 @@ static void grows(uint64_t len)
 	t = top();
 	now = rss_guess();
 	if (now > t) {
-		uint64_t k = recycle_kept_total(), gone;
-		gone = recycle_trim(k > now - t ? k - (now - t) : 0);
-		recycle_cap(recycle_kept_total());
-		__atomic_sub_fetch(&S.rss, gone < S.rss ? gone : 0, __ATOMIC_RELAXED);
+		uint64_t k = recycle_kept_total(), most = k > now - t ? k - (now - t) : 0;
+		recycle_cap(most); /* (first: no region kept while the trim runs) */
+		/* What went back is not taken off the last look's RSS: it may
+		 * have been partly resident, or kept since that look, or another
+		 * look may have read RSS without it already; taken off all the
+		 * same, RSS would read low and let windows past the top.  A look
+		 * now instead (only when a trim gave something back: its munmaps
+		 * are system calls already). */
+		if (recycle_trim(most)) {
+			rss_refresh(os_now_ns(), 1);
+			if (rss_guess() > top()) /* (the look opened the cache: with the mapping, still over) */
+				recycle_cap(recycle_kept_total());
+		}
 	}
 }
 
@@ -725,8 +784,8 @@ static void watch_drop(uintptr_t s, uintptr_t e);
  * and again is not one). */
 static int big_gone(uint64_t len)
 {
-	uint64_t h = held(), guess = rss_guess();
-	return len * 2 > extra() && guess > h && guess - h > __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED);
+	uint64_t h = held(), guess = rss_guess(), p = prog_peak();
+	return len * 2 > extra_of(p) && guess > h && guess - h > p;
 }
 
 void auto_gone(const struct region *r)
@@ -1401,6 +1460,7 @@ void auto_atfork(int who)
 	S.front_held = 0;
 	S.front_rules = 0; /* (no worker's jobs here) */
 	S.cut = 0;         /* (the parent's, in its own report) */
+	S.rss_at = 0;      /* (the child's first look is not put off by a look of the parent's) */
 }
 
 /* ---- the report ---- */
@@ -1415,12 +1475,12 @@ void auto_figs(struct figs_proc *p, struct figs_auto *out, int max)
 	/* (no look at statm, no trim: this may run in a signal handler that
 	 * interrupted the shim) */
 	peak_from_rusage();
-	p->auto_limit = extra();
+	p->auto_program_peak = prog_peak();
+	p->auto_limit = extra_of(p->auto_program_peak);
 	p->auto_over_peak = S.over_peak;
 	p->auto_held = held();
 	note_held();
 	p->auto_held_peak = S.held_peak;
-	p->auto_program_peak = S.prog_peak;
 	p->auto_percent = S.pct;
 	p->auto_cap = S.cap;
 	p->auto_cut = S.cut;
@@ -1459,7 +1519,8 @@ void auto_figs(struct figs_proc *p, struct figs_auto *out, int max)
 			a->before = s->f_at;
 			a->before_ns = s->since_ns;
 			a->after = f > s->f_at ? f - s->f_at : 0;
-			a->after_ns = now - S.t0 - s->since_ns;
+			/* (since_ns may be newer than now: decided after the clock read) */
+			a->after_ns = now - S.t0 > s->since_ns ? now - S.t0 - s->since_ns : 0;
 			/* Saved: a page handed back resident (recycle), made resident
 			 * ahead of the program (populate, background), or filled as a
 			 * huge page (the front): each a fault the program did not take. */

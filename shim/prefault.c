@@ -580,9 +580,7 @@ static void step_account(struct act *x)
 		st_add(&x->rs->small_fallbacks, 1);
 	} else if (x->resident && (x->a & A_HUGEPAGE) && x->len >= hpage_size && !(x->rq->flags & MAP_HUGETLB) &&
 	           x->checked >= 0) { /* (small pages kept by the check: no fallback) */
-		uint64_t before = st_get(&x->rs->huge_bytes);
-		stats_count_huge(x->rs, x->len, f.minor + x->helper_faults);
-		if (st_get(&x->rs->huge_bytes) == before && S.thp_ok) {
+		if (!stats_count_huge(x->rs, x->len, f.minor + x->helper_faults) && S.thp_ok) {
 			st_add(&x->rs->small_fallbacks, 1);
 			stats_note(N_THP_FALLBACK);
 		}

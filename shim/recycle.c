@@ -134,6 +134,7 @@ static struct {
 	uint64_t cache_max; /* all rules together */
 	uint64_t total_cap; /* the most all rules may keep: the learner's budget */
 	uint64_t kept_peak; /* the most all rules kept at once */
+	uint64_t giving;    /* taken out of kept_total, their munmap not yet done */
 	uint64_t last_check;
 	uint32_t gen;
 	int swap_on;
@@ -235,7 +236,8 @@ static uint64_t unlink_locked(struct kept *k)
 		return 0;
 	/* (read without the lock by memory_short and the report) */
 	__atomic_store_n(&kept_bytes[rule], kept_bytes[rule] - len, __ATOMIC_RELAXED);
-	__atomic_store_n(&S.kept_total, S.kept_total - len, __ATOMIC_RELAXED);
+	/* (release: see recycle_held_total) */
+	__atomic_store_n(&S.kept_total, S.kept_total - len, __ATOMIC_RELEASE);
 	return len;
 }
 
@@ -265,6 +267,8 @@ static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out, uint64_t
 			out[k][1] = n->end;
 			k++;
 		}
+		if (!((struct kept *)n)->clean) /* (before kept_total falls: see recycle_held_total) */
+			__atomic_add_fetch(&S.giving, n->end - n->start, __ATOMIC_RELAXED);
 		gone += unlink_locked((struct kept *)n);
 		slab_put(&S.kslab, n);
 		n = next;
@@ -284,6 +288,8 @@ static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out, uint64_t
 		}
 		budget_release(b - a);
 	}
+	if (gone) /* (release: a look that sees it gone reads RSS after the munmaps) */
+		__atomic_sub_fetch(&S.giving, gone, __ATOMIC_RELEASE);
 	return k;
 }
 static int give_back_n(uintptr_t s, uintptr_t e, int max) { return give_back_x(s, e, max, 0, 0); }
@@ -445,7 +451,7 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 	}
 	/* (written under the lock, read without it) */
 	__atomic_store_n(&kept_bytes[rule], kept_bytes[rule] + len, __ATOMIC_RELAXED);
-	__atomic_store_n(&S.kept_total, S.kept_total + len, __ATOMIC_RELAXED);
+	__atomic_store_n(&S.kept_total, S.kept_total + len, __ATOMIC_RELEASE); /* (see recycle_held_total) */
 	if (S.kept_total > S.kept_peak)
 		__atomic_store_n(&S.kept_peak, S.kept_total, __ATOMIC_RELAXED);
 	/* MADV_FREE lets the kernel take the pages: then nothing is known. */
@@ -827,6 +833,14 @@ void recycle_add_rule(int rule, uint64_t max)
 void recycle_cap(uint64_t total) { __atomic_store_n(&S.total_cap, total, __ATOMIC_RELAXED); }
 
 uint64_t recycle_kept_total(void) { return __atomic_load_n(&S.kept_total, __ATOMIC_RELAXED); }
+/* Kept, and being given back: kept_total read first, with acquire, so that
+ * a region counted out of it is seen counted into giving (give_back_x adds
+ * it there first).  Never low; for a moment high (counted in both). */
+uint64_t recycle_held_total(void)
+{
+	uint64_t k = __atomic_load_n(&S.kept_total, __ATOMIC_ACQUIRE);
+	return k + __atomic_load_n(&S.giving, __ATOMIC_ACQUIRE);
+}
 uint64_t recycle_kept_peak(void) { return __atomic_load_n(&S.kept_peak, __ATOMIC_RELAXED); }
 
 void recycle_release_rule(int rule)
@@ -880,4 +894,7 @@ void recycle_atfork(int who)
 				g_stats.rules[i].recycle_peak_bytes = kept_bytes[i];
 	}
 	S.last_check = 0;
+	/* (a give-back in another thread of the parent, mid-way at the fork,
+	 * is not finished here: its regions stay mapped, out of the cache) */
+	S.giving = 0;
 }

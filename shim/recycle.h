@@ -55,6 +55,9 @@ uint64_t recycle_kept_bytes(int rule);
 void recycle_add_rule(int rule, uint64_t max);
 void recycle_cap(uint64_t total);
 uint64_t recycle_kept_total(void);
+/* recycle_kept_total and what is being given back (its munmap not done):
+ * what of RSS may be the cache's. */
+uint64_t recycle_held_total(void);
 uint64_t recycle_kept_peak(void);
 void recycle_release_rule(int rule);
 /* Is a region kept for this request (what recycle_take would find)? */

@@ -231,7 +231,7 @@ void stats_prefault_faults(struct figs_rule *rs, uint64_t minor, uint64_t major)
 	st_add(&g_stats.pf_major, major);
 }
 
-void stats_count_huge(struct figs_rule *rs, uint64_t bytes, uint64_t faults)
+uint64_t stats_count_huge(struct figs_rule *rs, uint64_t bytes, uint64_t faults)
 {
 	/* h huge and s small pages populated: faults = h + s and
 	 * pages = h * (HPAGE / page) + s, so h = (pages - faults) / (HPAGE / page - 1),
@@ -244,7 +244,9 @@ void stats_count_huge(struct figs_rule *rs, uint64_t bytes, uint64_t faults)
 		if (h > pages / per)
 			h = pages / per;
 		st_add(&rs->huge_bytes, h * hpage_size);
+		return h * hpage_size;
 	}
+	return 0;
 }
 
 int stats_note(enum note n)

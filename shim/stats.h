@@ -68,8 +68,9 @@ void stats_setup(uint64_t malloc_from, int rules);
 void stats_count_request(struct figs_rule *rs, uint64_t len);
 /* Faults taken by the shim's own work for a rule. */
 void stats_prefault_faults(struct figs_rule *rs, uint64_t minor, uint64_t major);
-/* Huge pages gained by populating `bytes` with `faults` faults. */
-void stats_count_huge(struct figs_rule *rs, uint64_t bytes, uint64_t faults);
+/* Huge pages gained by populating `bytes` with `faults` faults: the bytes
+ * of them counted (this call's: other threads add to the rule's too). */
+uint64_t stats_count_huge(struct figs_rule *rs, uint64_t bytes, uint64_t faults);
 /* A check of huge pages against small (pool_huge_check's figures). */
 void stats_count_check(struct figs_rule *rs, uint64_t small_ns, uint64_t small_pages, uint64_t huge_ns,
                        uint64_t huge_pages, int huge_won);

@@ -67,10 +67,12 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 		"$BATS_TEST_TMPDIR/r.txt"
 }
 
-@test "the budget: a program churning many sizes never holds RSS more than the budget over its own peak" {
-	needs_plain_runtime
-	plain=$(kv vmhwm_kb "$(shimmed "" "$AP" sizes 20 8 8M)") # (observing: see the sparse probe)
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed auto "$AP" sizes 20 8 8M
+# budget_sizes THREADS: the sizes probe with and without the learner; RSS
+# over the program's peak within the budget (as the learner measured it,
+# and with one thread as VmHWM says), and the limit the peak's.
+budget_sizes() {
+	plain=$(kv vmhwm_kb "$(shimmed "" "$AP" sizes 20 8 8M "$1")") # (observing: see the sparse probe)
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed auto "$AP" sizes 20 8 8M "$1"
 	[ "$status" -eq 0 ]
 	learned=$(kv vmhwm_kb "$output")
 	limit=$(jr r.json "d['auto']['budget']['limit']")
@@ -83,11 +85,44 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 	# machine none may be), and RSS stayed within the budget
 	[ "$(jr r.json "sum(r['recycle']['kept'] for r in d['rules'])")" -gt 0 ]
 	[ "$held" -gt 0 ]
-	[ "$over" -le "$limit" ]
+	# (with threads, the learner's own figure can pass the limit for a
+	# moment: a look forgets the mappings made anew but not yet touched,
+	# and another thread fills one before the next; VmHWM below is the
+	# bound that holds)
+	[ "$1" -gt 1 ] || [ "$over" -le "$limit" ]
 	# the budget: the lesser of 10% of the program's peak and 256 MiB, never under 2 MiB
 	[ "$limit" -eq $(( peak / 100 * 10 > 2097152 ? peak / 100 * 10 : 2097152 )) ]
 	# and peak RSS grew by no more (the learner's own tables aside: 2 MiB)
-	[ $((learned * 1024)) -le $((plain * 1024 + limit + (2 << 20))) ]
+	if [ "$1" -eq 1 ]; then
+		[ $((learned * 1024)) -le $((plain * 1024 + limit + (2 << 20))) ]
+	else
+		# threads' peaks fall together in one run and not in another, by
+		# more than the budget: bounded instead by the most the program
+		# can have, its working set and one 8 MiB mapping a thread (1 MiB
+		# aside for stacks), which the program's peak as the learner took
+		# it must not pass either (taken too high, it raises the limit)
+		base=$(kv vmhwm_kb "$(shimmed "" "$AP" sizes 0 8 8M 1)")
+		most=$((base * 1024 + $1 * (8 << 20) + (1 << 20)))
+		echo "the program's most: $most B"
+		[ "$peak" -le "$most" ]
+		[ $((learned * 1024)) -le $((most + limit + (2 << 20))) ]
+	fi
+}
+
+@test "the budget: a program churning many sizes never holds RSS more than the budget over its own peak" {
+	needs_plain_runtime
+	budget_sizes 1
+}
+
+# CI of c1d77cc (UBSan): over_peak 4,194,304 B against a 4,186,110 B
+# limit.  The learner's look worked out RSS after a trim as the fall of the
+# kept total, which the program's thread changed meanwhile, and took a
+# region the program reused while RSS was read for its own; it now measures
+# again, and bounds what is over by what it held.  Threads churning at once
+# make such races likelier.
+@test "the budget: four threads churning many sizes at once: peak RSS within the budget over the most the program can have" {
+	needs_plain_runtime
+	budget_sizes 4
 }
 
 @test "the budget: a buffer filled part way and left holds no more populated ahead than the budget" {

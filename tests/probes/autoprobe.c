@@ -16,10 +16,12 @@
  *                       then unmapped; dense_populated= of the last 8 dense
  *                       ones, how many came back resident from mmap,
  *                       late_populated= the same of the last 20 sparse ones
- *   sizes ROUNDS N MAX  a 32 MiB working set, then ROUNDS times through N
- *                       lengths, MAX, MAX/2, MAX/4, ... (each its own size
- *                       class, each churning): mmap, write every page,
- *                       munmap; vmhwm_kb=
+ *   sizes ROUNDS N MAX [THREADS]  a 32 MiB working set, then ROUNDS times
+ *                       through N lengths, MAX, MAX/2, MAX/4, ... (each its
+ *                       own size class, each churning): mmap, write every
+ *                       page, munmap (in THREADS threads at once, each the
+ *                       same: their keeps and the learner's trims race);
+ *                       vmhwm_kb=
  *   fill SIZE MS [malloc|mmap [US]]  map SIZE (or malloc it), work MS
  *                       ms, then write every page from the front (one
  *                       every US microseconds if given, so that the
@@ -42,6 +44,7 @@
  *
  * Sizes take K, M, G suffixes.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +92,27 @@ static int any_resident(char *p, size_t n)
 		if (vec[i] & 1)
 			return 1;
 	return 0;
+}
+
+struct sizes {
+	long rounds, n;
+	size_t max;
+};
+
+static void write_pages(char *p, size_t n, size_t stride);
+
+static void *sizes_loop(void *arg)
+{
+	const struct sizes *z = arg;
+	long r, k;
+	for (r = 0; r < z->rounds; r++)
+		for (k = 0; k < z->n; k++) {
+			size_t len = ((z->max >> k) + pg - 1) & ~(pg - 1);
+			char *p = probe_map(len);
+			write_pages(p, len, 1);
+			munmap(p, len);
+		}
+	return NULL;
 }
 
 static void write_pages(char *p, size_t n, size_t stride)
@@ -157,17 +181,24 @@ int main(int argc, char **argv)
 		}
 		printf("dense_populated=%ld late_populated=%ld\n", dense, late);
 	} else if (argc >= 5 && !strcmp(argv[1], "sizes")) {
-		long rounds = atol(argv[2]), n = atol(argv[3]), r, k;
-		size_t max = parse_size(argv[4]), work = 32u << 20;
+		struct sizes z = { atol(argv[2]), atol(argv[3]), parse_size(argv[4]) };
+		long nt = argc >= 6 ? atol(argv[5]) : 1, t;
+		size_t work = 32u << 20;
+		pthread_t th[16];
 		char *w = probe_map(work);
 		write_pages(w, work, 1);
-		for (r = 0; r < rounds; r++)
-			for (k = 0; k < n; k++) {
-				size_t len = ((max >> k) + pg - 1) & ~(pg - 1);
-				char *p = probe_map(len);
-				write_pages(p, len, 1);
-				munmap(p, len);
+		if (nt < 1 || nt > 16) {
+			fprintf(stderr, "autoprobe: sizes: 1 to 16 threads\n");
+			return 2;
+		}
+		for (t = 1; t < nt; t++)
+			if (pthread_create(&th[t], NULL, sizes_loop, &z) != 0) {
+				fprintf(stderr, "autoprobe: sizes: no thread\n");
+				return 1;
 			}
+		sizes_loop(&z);
+		for (t = 1; t < nt; t++)
+			pthread_join(th[t], NULL);
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 		munmap(w, work);
 	} else if (argc >= 4 && !strcmp(argv[1], "fill")) {
