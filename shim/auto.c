@@ -301,6 +301,7 @@ static uint64_t measure(uint64_t *peak, uint64_t *over)
 static void rss_refresh(uint64_t now, int force)
 {
 	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, p, t, over, g_at;
+	int64_t g;
 	/* (now older than the last look: another thread looked since this
 	 * one read its clock; that look is fresh) */
 	if (!force && last && (now < last || now - last < RSS_EVERY_NS))
@@ -318,9 +319,16 @@ static void rss_refresh(uint64_t now, int force)
 	 * the safe side), and then goes (a range only reserved would keep
 	 * the cache empty for good). */
 	g_at = __atomic_load_n(&S.grown_at, __ATOMIC_RELAXED);
+	g = __atomic_load_n(&S.grown, __ATOMIC_ACQUIRE);
 	if (now > g_at && now - g_at >= GROWN_NS && /* (once, where forced looks overlap) */
-	    __atomic_compare_exchange_n(&S.grown_at, &g_at, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		__atomic_store_n(&S.grown_old, __atomic_exchange_n(&S.grown, 0, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	    __atomic_compare_exchange_n(&S.grown_at, &g_at, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		/* (old first, then taken out of grown: a guess between counts
+		 * it twice, the safe side) */
+		__atomic_store_n(&S.grown_old, g > 0 ? g : 0, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&S.grown, g, __ATOMIC_RELEASE);
+	} else if (g < 0) { /* unmaps: RSS just read has them (carried, they would hide maps to come) */
+		__atomic_sub_fetch(&S.grown, g, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
 	t = p + extra_of(p);
 	if (rss > t) { /* the program grew back, by other means than reusing */
@@ -345,7 +353,8 @@ static void rss_refresh(uint64_t now, int force)
  * munmaps of what goes). */
 static uint64_t rss_guess(void)
 {
-	int64_t g = __atomic_load_n(&S.grown, __ATOMIC_RELAXED) + __atomic_load_n(&S.grown_old, __ATOMIC_RELAXED);
+	int64_t g = __atomic_load_n(&S.grown, __ATOMIC_ACQUIRE); /* (first: see rss_refresh) */
+	g += __atomic_load_n(&S.grown_old, __ATOMIC_ACQUIRE);
 	return __atomic_load_n(&S.rss, __ATOMIC_RELAXED) + (uint64_t)(g > 0 ? g : 0) + __atomic_load_n(&S.added, __ATOMIC_RELAXED);
 }
 
@@ -381,6 +390,8 @@ static void shrinks(uint64_t len)
 {
 	__atomic_sub_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
 }
+
+void auto_dropped(size_t len) { shrinks(len); }
 
 /* Room under the top for n bytes more made resident (populating ahead):
  * 1 and charged, or 0. */

@@ -42,6 +42,9 @@ void auto_mapped(int site, uintptr_t start, size_t len, const void *key, size_t 
 /* A tracked region or block goes away whole (munmap of exactly it, free),
  * still mapped: what it teaches, if it was watched (RF_AUTO). */
 void auto_gone(const struct region *r);
+/* A region auto_gone took for one to be kept (a recycle rule's) was not
+ * kept after all: the program's munmap unmaps it. */
+void auto_dropped(size_t len);
 /* The program changes [start, start+len) otherwise (munmap of a part,
  * MAP_FIXED, mremap, mprotect, madvise, userfaultfd): stop watching it,
  * before the call (the watcher never advises a range that may be something

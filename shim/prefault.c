@@ -868,6 +868,8 @@ int pf_munmap(void *addr, size_t len)
 		budget_release(r.charged);
 		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) && !S.program_locks_all)
 			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags, (r.flags & RF_FULL) != 0);
+		if (auto_on && !kept && (r.flags & (RF_RECYCLE | RF_AUTO)) == RF_RECYCLE)
+			auto_dropped(len); /* (auto_gone took it for kept) */
 	} else {
 		recycle_release_range((uintptr_t)addr, len); /* kept regions inside: the kernel would unmap them */
 		unmapped(addr, len);
@@ -1523,8 +1525,11 @@ void pf_free(void *p)
 		profile_free(p);
 	if (!blocks_take(p, &r))
 		return;
-	if (auto_on)
+	if (auto_on) {
 		auto_gone(&r);
+		if ((r.flags & (RF_RECYCLE | RF_AUTO)) == RF_RECYCLE)
+			auto_dropped(r.end - r.start); /* (a block is never kept here) */
+	}
 	worker_cancel(r.start, r.end - r.start);
 	if ((r.flags & RF_LOCKED) && !S.program_locks_all)
 		unlock_block(p, r.start, r.end);

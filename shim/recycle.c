@@ -848,6 +848,7 @@ void recycle_release_rule(int rule)
 	for (;;) {
 		uintptr_t a = 0;
 		size_t len = 0;
+		uint64_t counted = 0;
 		struct kclass *c;
 		int b;
 		spin_lock(&S.klock);
@@ -857,13 +858,17 @@ void recycle_release_rule(int rule)
 					struct kept *k = c->top;
 					a = k->node.start;
 					len = k->node.end - k->node.start;
-					unlink_locked(k);
+					if (!k->clean) /* (held until the munmap: see recycle_held_total) */
+						__atomic_add_fetch(&S.giving, len, __ATOMIC_RELAXED);
+					counted = unlink_locked(k);
 					slab_put(&S.kslab, k);
 				}
 		spin_unlock(&S.klock);
 		if (!a)
 			return;
 		sys_munmap((void *)a, len); /* (never with the lock held) */
+		if (counted)
+			__atomic_sub_fetch(&S.giving, counted, __ATOMIC_RELEASE);
 		budget_release(len);
 	}
 }
