@@ -107,7 +107,8 @@
 #define IDLE_NS (200ull * 1000 * 1000)
 #define BUDGET_FLOOR (hpage_size > (2ull << 20) ? hpage_size : (2ull << 20)) /* one huge page at least */
 #define RSS_EVERY_NS (10ull * 1000 * 1000)
-#define GROWN_NS (10ull * 1000 * 1000)   /* a mapping made anew counts as resident 10 to 20 ms */
+#define GROWN_NS (10ull * 1000 * 1000)   /* with no look to count from, what was mapped counts so long */
+#define UNTOUCHED_NS (500ull * 1000 * 1000) /* a mapping not yet seen resident counts at most so long */
 #define STACK (64u << 10)
 
 enum { AS_OBSERVE, AS_DECIDING, AS_RECYCLE, AS_POPULATE, AS_BACKGROUND, AS_FRONT, AS_OFF };
@@ -183,9 +184,11 @@ static struct {
 	uint64_t pct, cap;       /* the budget's terms */
 	uint64_t prog_peak, held_peak, over_peak;
 	uint64_t rss, rss_at;    /* RSS at the last look, and when */
-	int64_t grown;           /* mapped anew by the program, less what it unmapped: since grown_at */
-	int64_t grown_old;       /* the same, in the GROWN_NS before */
-	uint64_t grown_at;
+	int64_t grown;           /* mapped anew by the program, not yet seen resident, less what it unmapped */
+	uint64_t grown_old;      /* of grown, what is left from before old_until was set: goes then */
+	uint64_t old_until;
+	uint64_t own, own_at;    /* the program's own making resident (own_rss), at the last look counted */
+	spin_t glock;            /* the counting of grown at a look (tried, never waited for) */
 	uint64_t added;          /* since: populated ahead by us */
 	uint64_t front_held;     /* the watches' charges */
 	uint64_t front_rules;    /* the rules windows were queued for (bits; the watcher's) */
@@ -295,13 +298,71 @@ static uint64_t measure(uint64_t *peak, uint64_t *over)
 	return rss;
 }
 
+/* What the program mapped anew and has not made resident yet (grown), as
+ * of a look that read own: RSS, plus what the cache has given back, less
+ * what the watches hold (charged) of what they populate ahead.  Between
+ * two looks own moves by what the program itself made resident or gave up
+ * (keeping a region, taking one back, trimming and windows leave it as it
+ * is), so its rise is what of the new mappings the program touched since:
+ * that leaves grown (RSS has it now), and no more.  A look used to forget
+ * all that was mapped 10 to 20 ms before; with four threads each filling 8
+ * MiB cold at once, a fill took longer than that, the rest of it went
+ * uncounted, and peak RSS went past the top (CI of 224560a).
+ *
+ * Growth of the program's the learner does not see (brk, small or file
+ * mappings) takes grown down too, never under 0: then what is counted is
+ * too little, as it was before.  What the program gives up unseen (a heap
+ * trimmed) raises it, too much: the safe side, for a while.  A mapping
+ * only reserved, never touched, would keep the cache closed for good: what
+ * is left of grown goes after UNTOUCHED_NS (or GROWN_NS where there is no
+ * look to count from: a fork child's first).  A look that cannot have the
+ * lock at once, or counts after a later one, leaves it: the next look's
+ * figure has its part (own is a running total). */
+static void count_grown(uint64_t now, uint64_t own)
+{
+	int64_t g, d;
+	uint64_t old;
+	if (!spin_lock_bounded(&S.glock, 0))
+		return;
+	if (now < S.own_at) {
+		spin_unlock(&S.glock);
+		return;
+	}
+	old = S.grown_old;
+	if (S.own_at) {
+		d = (int64_t)(own - S.own);
+		g = __atomic_sub_fetch(&S.grown, d, __ATOMIC_RELAXED);
+		if (d > 0) /* (touched: taken out of the old first, the safe side) */
+			old = old > (uint64_t)d ? old - (uint64_t)d : 0;
+	} else {
+		g = __atomic_load_n(&S.grown, __ATOMIC_RELAXED);
+		old = g > 0 ? (uint64_t)g : 0;
+		S.old_until = now + GROWN_NS;
+	}
+	S.own = own;
+	S.own_at = now;
+	if (g < 0) { /* (of the figure read: what other threads add meanwhile stays) */
+		__atomic_sub_fetch(&S.grown, g, __ATOMIC_RELAXED);
+		g = 0;
+	}
+	if (now >= S.old_until) {
+		if (old > (uint64_t)g)
+			old = (uint64_t)g;
+		__atomic_sub_fetch(&S.grown, (int64_t)old, __ATOMIC_RELAXED);
+		g -= (int64_t)old;
+		old = (uint64_t)g;
+		S.old_until = now + UNTOUCHED_NS;
+	}
+	S.grown_old = old < (uint64_t)g ? old : (uint64_t)g;
+	spin_unlock(&S.glock);
+}
+
 /* RSS read again if older than 10 ms, or the program has mapped the extra
  * anew since (or now: force).  Over the top: kept regions go back, and no
  * more are kept until the next look finds room. */
 static void rss_refresh(uint64_t now, int force)
 {
-	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, p, t, over, g_at;
-	int64_t g;
+	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, p, t, over, fh, given;
 	/* (now older than the last look: another thread looked since this
 	 * one read its clock; that look is fresh) */
 	if (!force && last && (now < last || now - last < RSS_EVERY_NS))
@@ -309,26 +370,11 @@ static void rss_refresh(uint64_t now, int force)
 	if (!__atomic_compare_exchange_n(&S.rss_at, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
 	note_held();
+	fh = __atomic_load_n(&S.front_held, __ATOMIC_RELAXED);
+	given = recycle_given_total();
 	rss = measure(&p, &over);
-	__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED);
-	/* What the program mapped anew is not forgotten at a look: a look
-	 * sees the pages touched so far, and the program (its other threads)
-	 * fills the rest after (four threads churning: peak RSS 13 MiB over
-	 * the most the program could have, against a 6.8 MiB budget).  It
-	 * counts for GROWN_NS to 2 GROWN_NS (touched pages twice meanwhile:
-	 * the safe side), and then goes (a range only reserved would keep
-	 * the cache empty for good). */
-	g_at = __atomic_load_n(&S.grown_at, __ATOMIC_RELAXED);
-	g = __atomic_load_n(&S.grown, __ATOMIC_ACQUIRE);
-	if (now > g_at && now - g_at >= GROWN_NS && /* (once, where forced looks overlap) */
-	    __atomic_compare_exchange_n(&S.grown_at, &g_at, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-		/* (old first, then taken out of grown: a guess between counts
-		 * it twice, the safe side) */
-		__atomic_store_n(&S.grown_old, g > 0 ? g : 0, __ATOMIC_RELEASE);
-		__atomic_sub_fetch(&S.grown, g, __ATOMIC_RELEASE);
-	} else if (g < 0) { /* unmaps: RSS just read has them (carried, they would hide maps to come) */
-		__atomic_sub_fetch(&S.grown, g, __ATOMIC_RELEASE);
-	}
+	__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED); /* (before grown falls: a guess between, high) */
+	count_grown(now, rss + given - fh);
 	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
 	t = p + extra_of(p);
 	if (rss > t) { /* the program grew back, by other means than reusing */
@@ -353,15 +399,14 @@ static void rss_refresh(uint64_t now, int force)
  * munmaps of what goes). */
 static uint64_t rss_guess(void)
 {
-	int64_t g = __atomic_load_n(&S.grown, __ATOMIC_ACQUIRE); /* (first: see rss_refresh) */
-	g += __atomic_load_n(&S.grown_old, __ATOMIC_ACQUIRE);
+	int64_t g = __atomic_load_n(&S.grown, __ATOMIC_RELAXED);
 	return __atomic_load_n(&S.rss, __ATOMIC_RELAXED) + (uint64_t)(g > 0 ? g : 0) + __atomic_load_n(&S.added, __ATOMIC_RELAXED);
 }
 
 static void grows(uint64_t len)
 {
 	uint64_t t, now;
-	if (held()) /* (first: a look may let go of what grew 10 to 20 ms ago) */
+	if (held()) /* (first: a look counts what was touched before this) */
 		rss_refresh(os_now_ns(), 0);
 	__atomic_add_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
 	if (!held())
@@ -392,6 +437,14 @@ static void shrinks(uint64_t len)
 }
 
 void auto_dropped(size_t len) { shrinks(len); }
+
+void auto_taken(size_t len, size_t resident)
+{
+	if (resident == (size_t)-1)
+		grows(len);
+	else if (resident < len / page_size) /* (reused: what was not resident is the program's to touch) */
+		__atomic_add_fetch(&S.grown, (int64_t)(len - resident * page_size), __ATOMIC_RELAXED);
+}
 
 /* Room under the top for n bytes more made resident (populating ahead):
  * 1 and charged, or 0. */
@@ -726,8 +779,13 @@ int auto_request(const struct request *rq, int *watch)
 	if (len > s->size_max)
 		s->size_max = len;
 	st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-	/* Mapped anew (no kept region for it): RSS may grow past the top. */
-	if (st != AS_RECYCLE || !recycles(s, len) || !recycle_has(s->rule, len, rq->prot, rq->flags))
+	/* Mapped anew: RSS may grow past the top.  For a length it recycles,
+	 * the wrapper says after its take whether it was (auto_taken): asked
+	 * before, another thread could take the region meanwhile, and the
+	 * mapping would go uncounted. */
+	if (st == AS_RECYCLE && rq->call == CALL_MMAP && recycles(s, len))
+		*watch = AUTO_TAKEN;
+	else
 		grows(len);
 	switch (st) {
 	case AS_RECYCLE:
@@ -1472,6 +1530,8 @@ void auto_atfork(int who)
 	S.front_rules = 0; /* (no worker's jobs here) */
 	S.cut = 0;         /* (the parent's, in its own report) */
 	S.rss_at = 0;      /* (the child's first look is not put off by a look of the parent's) */
+	S.own_at = 0;      /* (nothing to count from: the parent's windows are not the child's) */
+	spin_init(&S.glock);
 }
 
 /* ---- the report ---- */

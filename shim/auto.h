@@ -35,6 +35,11 @@ struct policy *auto_setup(const struct settings *set);
  * or -1; *watch is then the site the result is to be watched under (or -1).
  * No system call. */
 int auto_request(const struct request *rq, int *watch);
+/* *watch from auto_request for a length the learner recycles: the mmap
+ * wrapper calls auto_taken after its take, with the pages the reused
+ * region had resident, or (size_t)-1 when none was kept for it. */
+#define AUTO_TAKEN (-2)
+void auto_taken(size_t len, size_t resident);
 /* After the real call: the program got [start, start+len) for the site
  * (key: the malloc block of size bytes, [start, start+len) its whole pages
  * inside; NULL for an mmap).  No system call. */

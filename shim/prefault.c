@@ -811,6 +811,8 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 				sys_madvise(p, PAGE_UP(len), MADV_POPULATE_WRITE);
 		}
 	}
+	if (watch == AUTO_TAKEN) /* (the learner counts what the program maps anew) */
+		auto_taken(PAGE_UP(len), p != MAP_FAILED ? pl.recycled_resident : (size_t)-1);
 	/* Under the policy's mlockall future the kernel would populate (and
 	 * lock) a reservation whole at once: an 8 GiB sparse table would take
 	 * 8 GiB.  Around this one call, future mappings are locked as they are

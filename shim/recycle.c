@@ -135,6 +135,7 @@ static struct {
 	uint64_t total_cap; /* the most all rules may keep: the learner's budget */
 	uint64_t kept_peak; /* the most all rules kept at once */
 	uint64_t giving;    /* taken out of kept_total, their munmap not yet done */
+	uint64_t given;     /* all kept bytes given back so far, munmaps done (never falls) */
 	uint64_t last_check;
 	uint32_t gen;
 	int swap_on;
@@ -241,6 +242,30 @@ static uint64_t unlink_locked(struct kept *k)
 	return len;
 }
 
+/* Take k out to be given back (lock held), and free its node: its bytes
+ * count as being given back (giving) until gave(), after its munmap.
+ * Returns the kept bytes it held. */
+static uint64_t out_locked(struct kept *k)
+{
+	uint64_t counted;
+	if (!k->clean) /* (before kept_total falls: see recycle_held_total) */
+		__atomic_add_fetch(&S.giving, k->node.end - k->node.start, __ATOMIC_RELAXED);
+	counted = unlink_locked(k);
+	slab_put(&S.kslab, k);
+	return counted;
+}
+
+/* The munmaps of regions out_locked took out, holding counted kept bytes,
+ * are done.  given first, with release: a look that reads giving fallen
+ * reads given risen (recycle_given_total), and RSS after the munmaps. */
+static void gave(uint64_t counted)
+{
+	if (!counted)
+		return;
+	__atomic_add_fetch(&S.given, counted, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&S.giving, counted, __ATOMIC_RELEASE);
+}
+
 /* Give back up to max (at most 16) runs of kept regions overlapping [s, e)
  * (all: e == 0), regions that touch each other unmapped in one call (a
  * carved reserve all free goes back whole), with no lock held.  Returns how
@@ -267,10 +292,7 @@ static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out, uint64_t
 			out[k][1] = n->end;
 			k++;
 		}
-		if (!((struct kept *)n)->clean) /* (before kept_total falls: see recycle_held_total) */
-			__atomic_add_fetch(&S.giving, n->end - n->start, __ATOMIC_RELAXED);
-		gone += unlink_locked((struct kept *)n);
-		slab_put(&S.kslab, n);
+		gone += out_locked((struct kept *)n);
 		n = next;
 	}
 	spin_unlock(&S.klock);
@@ -288,27 +310,13 @@ static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out, uint64_t
 		}
 		budget_release(b - a);
 	}
-	if (gone) /* (release: a look that sees it gone reads RSS after the munmaps) */
-		__atomic_sub_fetch(&S.giving, gone, __ATOMIC_RELEASE);
+	gave(gone);
 	return k;
 }
 static int give_back_n(uintptr_t s, uintptr_t e, int max) { return give_back_x(s, e, max, 0, 0); }
 
 /* 1 if there may be more. */
 static int give_back(uintptr_t s, uintptr_t e) { return give_back_n(s, e, 16) == 16; }
-
-int recycle_has(int rule, size_t len, int prot, int flags)
-{
-	struct kclass *c;
-	int has;
-	if (!recycle_any())
-		return 0;
-	spin_lock(&S.klock);
-	c = class_of(rule, len, prot, flags, 0);
-	has = c && c->top;
-	spin_unlock(&S.klock);
-	return has;
-}
 
 uint64_t recycle_trim(uint64_t most)
 {
@@ -841,6 +849,7 @@ uint64_t recycle_held_total(void)
 	uint64_t k = __atomic_load_n(&S.kept_total, __ATOMIC_ACQUIRE);
 	return k + __atomic_load_n(&S.giving, __ATOMIC_ACQUIRE);
 }
+uint64_t recycle_given_total(void) { return __atomic_load_n(&S.given, __ATOMIC_ACQUIRE); }
 uint64_t recycle_kept_peak(void) { return __atomic_load_n(&S.kept_peak, __ATOMIC_RELAXED); }
 
 void recycle_release_rule(int rule)
@@ -855,20 +864,15 @@ void recycle_release_rule(int rule)
 		for (b = 0; b < BUCKETS && !a; b++)
 			for (c = buckets[b]; c && !a; c = c->next)
 				if (c->rule == rule && c->top) {
-					struct kept *k = c->top;
-					a = k->node.start;
-					len = k->node.end - k->node.start;
-					if (!k->clean) /* (held until the munmap: see recycle_held_total) */
-						__atomic_add_fetch(&S.giving, len, __ATOMIC_RELAXED);
-					counted = unlink_locked(k);
-					slab_put(&S.kslab, k);
+					a = c->top->node.start;
+					len = c->top->node.end - c->top->node.start;
+					counted = out_locked(c->top); /* (held until the munmap) */
 				}
 		spin_unlock(&S.klock);
 		if (!a)
 			return;
 		sys_munmap((void *)a, len); /* (never with the lock held) */
-		if (counted)
-			__atomic_sub_fetch(&S.giving, counted, __ATOMIC_RELEASE);
+		gave(counted);
 		budget_release(len);
 	}
 }

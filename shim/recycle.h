@@ -58,10 +58,12 @@ uint64_t recycle_kept_total(void);
 /* recycle_kept_total and what is being given back (its munmap not done):
  * what of RSS may be the cache's. */
 uint64_t recycle_held_total(void);
+/* All kept bytes given back so far (munmaps done; never falls): what left
+ * RSS by the cache's doing, for the learner's count of what the program
+ * itself made resident between two looks. */
+uint64_t recycle_given_total(void);
 uint64_t recycle_kept_peak(void);
 void recycle_release_rule(int rule);
-/* Is a region kept for this request (what recycle_take would find)? */
-int recycle_has(int rule, size_t len, int prot, int flags);
 /* Give kept regions back until at most `most` bytes are kept; returns the
  * bytes this call gave back (what it took out of recycle_kept_total: other
  * threads may keep and take meanwhile, so a difference of two reads of the

@@ -114,6 +114,16 @@ budget_sizes() {
 	budget_sizes 1
 }
 
+# CI of c1d77cc (UBSan): over_peak 4,194,304 B against a 4,186,110 B
+# limit (a difference of two reads of shared state taken for the look's
+# own doing).  CI of 224560a (UBSan): VmHWM 80,924 kB against 81.3 MB: a
+# look forgot mappings 10 to 20 ms old that threads were still filling;
+# it now counts them until RSS shows them touched (count_grown).
+@test "the budget: four threads churning many sizes at once: peak RSS within the budget over the most the program can have" {
+	needs_plain_runtime
+	budget_sizes 4
+}
+
 @test "the budget: a buffer filled part way and left holds no more populated ahead than the budget" {
 	needs_plain_runtime
 	needs_thp_madvise
