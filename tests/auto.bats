@@ -359,14 +359,18 @@ budget_sizes() {
 
 # Without --auto, `run -o none` means no report; with it, -o names the
 # policy file, and a file named none was once written (and committed) so.
-@test "--auto -o: none, stderr, an earlier report, no file or an unwritable one: refused with exit 2 before the run; PREFAULT_REPORT holds" {
+@test "--auto -o: none, stderr, -, a template, an earlier report, no file or an unwritable one: refused with exit 2 before the run; PREFAULT_REPORT holds" {
 	cd "$BATS_TEST_TMPDIR"
-	for word in none stderr; do
-		run --separate-stderr "$PF" run --auto -o "$word" -- sh -c 'echo started'
+	# none and stderr name the report without --auto (--report is said); -
+	# would mix the policy with the program's output; a report's %p or %e
+	# has no meaning for the one policy learned (a file named so, after the
+	# run, was what it did)
+	for o in none:"--report none" stderr:"--report stderr" -:"-o -: " l-%p.policy:"-o l-%p.policy: "; do
+		run --separate-stderr "$PF" run --auto -o "${o%%:*}" -- sh -c 'echo started'
 		[ "$status" -eq 2 ]
 		[ -z "$output" ]
-		[[ "$stderr" == *"--report $word"* ]]
-		[ ! -e "$word" ]
+		[[ "$stderr" == *"${o#*:}"* ]]
+		[ ! -e "${o%%:*}" ]
 	done
 	# an earlier report named by -o (as it would be without --auto) is kept
 	"$PF" run -o r.json -- true

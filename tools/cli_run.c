@@ -22,12 +22,15 @@
 #include "fmt.h"
 #include "learned.h"
 #include "reports.h"
+#include "report_file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,25 +50,41 @@ static const char *report_dest(const char *opt)
 	return NULL;
 }
 
-/* A file the shim would refuse to write the report over (see os.h's
- * os_open_report): there, not empty, and not an earlier report.  Said
- * before the program starts, as the program may have closed its stderr by
- * the time the shim finds out.  (A template, %p or %e, is left to the shim.) */
-static int file_kind(const char *path)
+/* What the shim will find at path when it writes the report there
+ * (report_file.h): REPORT_OK where nothing is there yet (or it cannot tell
+ * now: a directory it cannot read, a template, %p or %e, left to the
+ * shim), else why it will refuse.  Said before the program starts, as the
+ * program may have closed its stderr by the time the shim finds out.
+ * *was_report: an earlier report is there. */
+static int report_there(const char *path, int *was_report)
 {
+	struct stat st;
+	struct statfs sf;
 	char head[12];
-	ssize_t n;
-	int fd;
-	if (strchr(path, '%') || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)) < 0)
-		return 0;
-	n = read(fd, head, sizeof head);
+	ssize_t n = 0;
+	int fd, v;
+	*was_report = 0;
+	if (strchr(path, '%'))
+		return REPORT_OK;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)) < 0)
+		return errno == ELOOP ? REPORT_SYMLINK : REPORT_OK;
+	if (fstat(fd, &st) != 0 || fstatfs(fd, &sf) != 0) {
+		close(fd);
+		return REPORT_OK;
+	}
+	if (S_ISREG(st.st_mode) && st.st_size != 0)
+		n = read(fd, head, sizeof head);
 	close(fd);
-	if (n <= 0)
-		return 0;
-	return (n >= 8 && !memcmp(head, "prefault", 8)) || (n == 12 && !memcmp(head, "{\"prefault\":", 12)) ? 2 : 1;
+	v = report_verdict(&st, (unsigned long)sf.f_type, (unsigned long)geteuid(), head, n);
+	*was_report = v == REPORT_OK && st.st_size != 0;
+	return v;
 }
-static int foreign_file(const char *path) { return file_kind(path) == 1; }
-static int is_report(const char *path) { return file_kind(path) == 2; }
+static int is_report(const char *path)
+{
+	int was;
+	report_there(path, &was);
+	return was;
+}
 
 static uint64_t tree_faults(const struct child_result *r)
 {
@@ -104,6 +123,17 @@ static int auto_options(const char *policy, const char *budget, const char *repo
 	}
 	/* (without --auto, -o none means no report: here it would write a
 	 * policy file named none, which no one asking for that wants) */
+	if (learned && !strcmp(learned, "-")) {
+		fprintf(stderr, "prefault run: -o -: the learned policy would mix with the program's own output; "
+		                "name a file\n");
+		return -1;
+	}
+	/* (a report's name may say which process wrote it; one policy is learned) */
+	if (learned && strchr(learned, '%')) {
+		fprintf(stderr, "prefault run: -o %s: with --auto, -o names the one policy file to write: no %%p or %%e\n",
+		        tty_str(learned));
+		return -1;
+	}
 	if (learned && (!strcmp(learned, "none") || !strcmp(learned, "stderr"))) {
 		fprintf(stderr, "prefault run: with --auto, -o names the policy file to write, not the report: "
 		                "for the report, --report %s\n", learned);
@@ -177,10 +207,13 @@ int cmd_run(const struct command *self, int argc, char **argv)
 			setenv("PREFAULT_AUTO_BUDGET", budget, 1);
 	}
 	dest = learned ? (report ? report : "stderr") : report_dest(report);
-	if (dest && strcmp(dest, "stderr") && strcmp(dest, "none") && foreign_file(dest)) {
-		fprintf(stderr, "prefault run: the report would go to %s, which is there and is not a prefault report: "
-		                "not overwritten (name another with -o)\n", tty_str(dest));
-		return EXIT_USAGE;
+	if (dest && strcmp(dest, "stderr") && strcmp(dest, "none")) {
+		int was, v = report_there(dest, &was);
+		if (v != REPORT_OK) {
+			fprintf(stderr, "prefault run: the report would go to %s, which is %s: not written over (name "
+			                "another with -o)\n", tty_str(dest), report_why(v));
+			return EXIT_USAGE;
+		}
 	}
 	if (dest && strcmp(dest, "stderr") && !learned) {
 		/* none, or files the shim writes itself: nothing to print. */

@@ -3,9 +3,9 @@
 #include "os.h"
 #include "fork.h"
 #include "glue.h"
+#include "report_file.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -490,51 +490,26 @@ uint64_t os_cgroup_room(void)
 	return best;
 }
 
-/* Kernel file systems whose "files" are knobs, not storage: writing a
- * report into one would set something (a hostname, a sysctl). */
-static int pseudo_fs(long type)
-{
-	static const unsigned long kinds[] = {
-		PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,
-		TRACEFS_MAGIC, SECURITYFS_MAGIC, SELINUX_MAGIC, SMACK_MAGIC, BPF_FS_MAGIC, PSTOREFS_MAGIC,
-		EFIVARFS_MAGIC, DEVPTS_SUPER_MAGIC, BINFMTFS_MAGIC, NSFS_MAGIC, 0x62656570 /* configfs */,
-		0x65735543 /* fusectl */, 0x19800202 /* mqueue */,
-	};
-	size_t i;
-	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-		if ((unsigned long)type == kinds[i])
-			return 1;
-	return 0;
-}
-
-/* Does the open file start as a prefault report or profile does ("prefault:
- * " text, {"prefault": JSON, "prefault-profile" profile)? */
-static int is_ours(int fd)
-{
-	char head[12];
-	long n = sys_pread(fd, head, sizeof head, 0);
-	return (n >= 8 && !memcmp(head, "prefault", 8)) || (n == (long)sizeof head && !memcmp(head, "{\"prefault\":", 12));
-}
-
-/* May the open file be overwritten as a report?  A regular file of ours
- * with one link on a real file system (a FIFO would block exit, a device or
- * someone else's file is not ours to overwrite, a hard link could point
- * anywhere, and a file in /proc or sysfs is a switch), and empty or an
- * earlier report (`report = notes.txt` must not cost the user their
- * notes).  0, or -1 with errno (EPERM: not ours; EEXIST: not a report). */
+/* May the open file be overwritten as a report?  (report_file.h says
+ * which files may.)  0, or -1 with errno (EPERM: not ours; EEXIST: not a
+ * report). */
 static int replaceable(int fd, struct stat *st)
 {
 	struct statfs sf;
-	if (sys_fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_uid != sys_geteuid() || st->st_nlink != 1 ||
-	    sys_fstatfs(fd, &sf) != 0 || pseudo_fs((long)sf.f_type)) {
+	char head[12];
+	long n = 0;
+	int v;
+	if (sys_fstat(fd, st) != 0 || sys_fstatfs(fd, &sf) != 0) {
 		errno = EPERM;
 		return -1;
 	}
-	if (st->st_size != 0 && !is_ours(fd)) {
-		errno = EEXIST;
-		return -1;
-	}
-	return 0;
+	if (S_ISREG(st->st_mode) && st->st_size != 0)
+		n = sys_pread(fd, head, sizeof head, 0);
+	v = report_verdict(st, (unsigned long)sf.f_type, (unsigned long)sys_geteuid(), head, n);
+	if (v == REPORT_OK)
+		return 0;
+	errno = v == REPORT_NOT_A_REPORT ? EEXIST : EPERM;
+	return -1;
 }
 
 int os_open_report(const char *path)
