@@ -2,7 +2,9 @@
 # auto.sh BUILD [ROUNDS]: the learner (prefault run --auto, issue 21) against
 # no shim and the best hand-written or tuned policy, side by side.
 #
-# Sides, each once a round, in an order that rotates from round to round:
+# Sides, each once a round, in an order that changes from round to round
+# so that every side runs after every other alike (bench/sides.sh, slot;
+# 8 rounds balance 4 sides, the default):
 #   none     no preload
 #   auto     LD_PRELOAD=libprefault.so, PREFAULT_POLICY=auto
 #   best     the best hand-written or tuned policy for the program (where a
@@ -26,9 +28,11 @@
 # Take the machine's load first: timings mean something only on a quiet one.
 set -e
 B=$(cd "${1:-build}" && pwd)
-ROUNDS=${2:-7}
+ROUNDS=${2:-8}
 PY=${PY:-/usr/bin/python3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/sides.sh
+. "$ROOT/bench/sides.sh" # (slot)
 SHIM="$B/libprefault.so"
 VENV=${VENV:-/work/venv}
 # With the venv (bench/pyperf.sh's set-up, at its top), a subset of
@@ -171,7 +175,7 @@ for p in $PROGRAMS; do
 	grep -q '^\[rule' "$T/$p.learned.policy" && sides="$sides learned"
 	set -- $sides
 	n=$#
-	# a warm-up of each side, then the rounds, rotating the order
+	# a warm-up of each side, then the rounds, in the order slot gives
 	for s in $sides; do
 		case $s in none | auto) pol=auto ;; best) pol=$best ;; learned) pol=$T/$p.learned.policy ;; esac
 		# shellcheck disable=SC2086
@@ -181,7 +185,7 @@ for p in $PROGRAMS; do
 	while [ $r -lt "$ROUNDS" ]; do
 		i=0
 		while [ $i -lt $n ]; do
-			k=$(((i + r) % n + 1))
+			k=$(($(slot $r $i $n) + 1))
 			s=$(echo $sides | cut -d' ' -f$k)
 			case $s in none | auto) pol=auto ;; best) pol=$best ;; learned) pol=$T/$p.learned.policy ;; esac
 			# shellcheck disable=SC2086

@@ -1,11 +1,11 @@
 #!/bin/sh
-# autoab.sh ROUNDS LIB[@POLICY] [...] -- CMD [ARGS...]: a program's wall time
-# with no shim and under `--auto` (PREFAULT_POLICY=auto; POLICY=FILE for
-# another, the same for every library; LIB@FILE for that side alone) of
+# autoab.sh ROUNDS LIB[@POLICY] [...] -- CMD [ARGS...]: a program's wall
+# time with no shim and under `--auto` (PREFAULT_POLICY=auto; POLICY=FILE
+# for another, the same for every library; LIB@FILE for that side alone) of
 # each shim library given (builds of different commits, to compare before
 # and after in one run; or one build, with a policy file beside the
-# learner), sides in an order that rotates from round to round
-# (bench/sides.sh).
+# learner), sides in an order that changes from round to round so that every
+# side runs after every other alike (bench/sides.sh).
 # Every side sets the same variables, with one letter changed where one must
 # not act, and a padding variable that makes the environment block the same
 # size whatever the library's path (its size alone moves run times here by
@@ -53,5 +53,5 @@ side() {
 	awk -v d=$((t1 - t0)) 'BEGIN { printf "%.1f\n", d / 1e6 }'
 }
 run_rounds
-echo "autoab: $*; $ROUNDS rounds, sides in rotating order"
+echo "autoab: $*; $ROUNDS rounds, sides in balanced order (sides.sh, slot)"
 print_sides ms none/this

@@ -8,8 +8,9 @@
 #   bg2        action = background, workers = 2
 #   bgh        action = background hugepage, one worker
 #   bgh2       the same with workers = 2 (not run unless SIDES= names it)
-# For each W and side, medians over ROUNDS (7) rounds, the sides in rotated
-# order each round: the faults left in the program's loop (% of the fewest
+# For each W and side, medians over ROUNDS (7) rounds, the sides in the
+# order bench/sides.sh's slot gives each round (every side after every
+# other alike): the faults left in the program's loop (% of the fewest
 # there can be: a fault per page, or per huge page for bgh),
 # every fault the process took from the mmap to the end of the pass (program
 # and workers) over the fewest there can be (a fault per page, or per huge
@@ -30,6 +31,8 @@ MIB=${3:-1024}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT INT TERM
 SHIM="$B/libprefault.so"
+# shellcheck source=bench/sides.sh
+. "$(dirname "$0")/sides.sh" # (slot)
 mk() { printf '[global]\nreport = none\nworkers = %s\n[rule big]\nsize = >=64M\nmap = anon private\naction = %s\n' "$2" "$3" >"$T/$1.policy"; }
 mk bg 1 background
 mk bg2 2 background
@@ -48,9 +51,12 @@ r=0
 while [ "$r" -lt "$ROUNDS" ]; do
 	for w in 0 100 400; do
 		set -- $SIDES
-		k=$((r % 4))
-		while [ $k -gt 0 ]; do set -- "$@" "$1"; shift; k=$((k - 1)); done
-		for s in "$@"; do
+		order='' i=0
+		while [ $i -lt $# ]; do
+			order="$order $(echo $SIDES | cut -d' ' -f$(($(slot $r $i $#) + 1)))"
+			i=$((i + 1))
+		done
+		for s in $order; do
 			[ -n "${WARM:-}" ] && run "$s" "$w" >/dev/null
 			echo "$w $s $r $(run "$s" "$w")" >>"$T/out"
 		done

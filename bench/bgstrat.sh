@@ -1,7 +1,7 @@
 #!/bin/sh
 # bgstrat.sh BUILD MODE [ROUNDS] [ARGS...]: issue 11's measurements of
 # background-worker strategies with the standalone prototype bench/bgstrat.c
-# (no shim).  Every configuration runs once per round, in an order rotated
+# (no shim).  Every configuration runs once per round, in an order changed
 # each round, so drift on this shared machine spreads over all of them; the
 # summary gives per configuration the median and [min-max] of each figure.
 #
@@ -12,7 +12,7 @@
 #                              times slower (default 8): the program outruns
 #                              it, as on machines where populate costs more
 #                              than a write to a populated page
-#   custom ROUNDS 'LABEL|ARGS'...  any configurations, rotated the same way
+#   custom ROUNDS 'LABEL|ARGS'...  any configurations, ordered the same way
 #   summary                    summarise an existing $OUT again
 #   chunk [ROUNDS] [STRAT]     chunk sizes 256 KiB to 8 MiB for one strategy
 #   fill [ROUNDS] [STRAT]      time for 1 and 2 workers to fill 1 GiB alone;
@@ -35,6 +35,8 @@ B=${1:-build}
 MODE=${2:-matrix}
 if [ $# -ge 2 ]; then shift 2; else set --; fi
 X="$B/bench/bgstrat"
+# shellcheck source=bench/sides.sh
+. "$(dirname "$0")/sides.sh" # (slot)
 [ -x "$X" ] || make -s "$X"
 OUT=${OUT:-bgstrat-$MODE.out}
 [ "$MODE" = summary ] || : >"$OUT"
@@ -46,21 +48,17 @@ run() { # label args...
 	echo "cfg=$l $("$X" "$@") load=$(cut -d' ' -f1 /proc/loadavg)" >>"$OUT"
 }
 
-# rounds N "label|args" ...: every configuration once per round, rotated.
+# rounds N "label|args" ...: every configuration once per round, in the
+# order bench/sides.sh's slot gives (every one after every other alike).
 rounds() {
 	n=$1
 	shift
 	r=0
 	while [ "$r" -lt "$n" ]; do
-		k=$((r * 7 % $#))
 		i=0
-		for c in "$@"; do
-			if [ "$i" -ge "$k" ]; then run_cfg "$c"; fi
-			i=$((i + 1))
-		done
-		i=0
-		for c in "$@"; do
-			if [ "$i" -lt "$k" ]; then run_cfg "$c"; fi
+		while [ "$i" -lt $# ]; do
+			k=$(($(slot "$r" "$i" $#) + 1))
+			eval "run_cfg \"\${$k}\""
 			i=$((i + 1))
 		done
 		r=$((r + 1))

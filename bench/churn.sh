@@ -6,10 +6,10 @@
 #
 # Sides: no shim, then BUILD's shim, then each LIB given (another build of
 # the shim, e.g. one of an older commit, to compare before and after in one
-# run).  Each round runs every side once, in an order that rotates from
-# round to round; the figures are ns per cycle (median and range over the
-# rounds) and the per-round ratio of no shim over each side (median and
-# range: above 1, the side is faster than the kernel alone).
+# run).  Each round runs every side once, in an order (sides.sh, slot) that
+# changes from round to round; the figures are ns per cycle (median and
+# range over the rounds) and the per-round ratio of no shim over each side
+# (median and range: above 1, the side is faster than the kernel alone).
 #
 # Then the system calls per cycle, two ways: what reaches the kernel in all
 # (`strace -f -c`, 20000 cycles; recycling serves the program's mmap and
@@ -40,7 +40,7 @@ side() {
 	fi
 }
 run_rounds
-echo "churn: $ITER cycles of mmap $SIZE KiB, touch $TOUCH page(s), munmap; $ROUNDS rounds, sides in rotating order"
+echo "churn: $ITER cycles of mmap $SIZE KiB, touch $TOUCH page(s), munmap; $ROUNDS rounds, sides in balanced order"
 print_sides ns/cycle none/this
 # System calls per cycle: what reaches the kernel (strace -f -c, every call
 # of the process: without the shim, the program's own mmap and munmap), and

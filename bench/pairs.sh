@@ -1,10 +1,11 @@
 #!/bin/sh
 # pairs.sh BUILD [ROUNDS] [LIB...]: malloc/free pairs of 64 bytes on two
-# threads beside one 8 MiB block that a `call = malloc, size = >=4M,
-# action = populate` rule tracks (bench/pairs.c): no shim, BUILD's shim,
-# and each LIB given (an older build), in an order that rotates from round
-# to round.  Prints ns per pair (median and range) and the per-round ratio
-# of each side over no shim (1.00: free costs what it costs without us).
+# threads beside one 8 MiB block that a `call = malloc, size = >=4M, action
+# = populate` rule tracks (bench/pairs.c): no shim, BUILD's shim, and each
+# LIB given (an older build), in an order (sides.sh, slot) that changes from
+# round to round.  Prints ns per pair (median and range) and the per-round
+# ratio of each side over no shim (1.00: free costs what it costs without
+# us).
 set -e
 B=${1:-build}
 ROUNDS=${2:-7}

@@ -3,8 +3,18 @@
 # ROUNDS and LIBS (shim libraries, absolute paths, side 1 onwards; side 0 is
 # no shim) and defines side K, which prints one figure.
 #
-# run_rounds: every side once a round, in an order that rotates from round
-# to round (so drift and order fall on every side alike), into $T/rR.K.
+# run_rounds: every side once a round, in the order slot gives, into $T/rR.K.
+#
+# slot R I N: the side (0 to N-1) that runs I-th in round R of N sides.  A
+# run leaves the machine in a state the next one finds: on this guest, a
+# run that used huge pages leaves warm 2 MiB blocks, one that did not
+# leaves the next to wait for the host (BENCHMARKS.md, "Which side ran
+# before").  An order that only rotates (0 1 2 3, 1 2 3 0, ...) puts every
+# side after the same one each time: bench/auto.sh ran the learner after
+# no shim, and the best policy after the learner, in every round.  slot is
+# a Williams design instead: over N rounds (2N where N is odd) every side
+# runs right after every other side equally often (round boundaries
+# aside), and each side runs at each place in the round alike.
 # print_sides UNIT RATIO: each side's median and range, and for sides 1 on
 # the per-round ratio against side 0 (RATIO "none/this" or "this/none"),
 # median and range.
@@ -12,13 +22,19 @@
 nsides() { echo $(($(echo $LIBS | wc -w) + 1)); }
 lib_of() { echo $LIBS | cut -d' ' -f"$1"; }
 
+slot() {
+	_i=$2
+	[ $(($1 / $3 % 2)) -eq 0 ] || _i=$(($3 - 1 - _i)) # (the mirror, for odd N)
+	echo $((((_i == 0 ? 0 : (_i % 2 ? (_i + 1) / 2 : $3 - _i / 2)) + $1) % $3))
+}
+
 run_rounds() {
 	n=$(nsides)
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
 		i=0
 		while [ $i -lt $n ]; do
-			k=$(((i + r) % n))
+			k=$(slot $r $i $n)
 			side $k >"$T/r$r.$k"
 			i=$((i + 1))
 		done
