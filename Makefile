@@ -240,7 +240,7 @@ bench-tune: all $(BUILD)/examples/stream $(BUILD)/bench/large
 # tuned policy and the policy it learned, on the example, CPython, probes and
 # programs nobody here wrote (issue 21; about 15 minutes; a quiet machine).
 bench-auto: all $(BUILD)/examples/stream $(BUILD)/bench/large $(BUILD)/bench/arena
-	$(Q)sh bench/auto.sh $(BUILD) 7
+	$(Q)sh bench/auto.sh $(BUILD) 8
 
 # CPython workloads with and without the cpython policy (Debian's python3).
 bench-python: all $(BUILD)/bench/arena
