@@ -108,7 +108,7 @@
 #define BUDGET_FLOOR (hpage_size > (2ull << 20) ? hpage_size : (2ull << 20)) /* one huge page at least */
 #define RSS_EVERY_NS (10ull * 1000 * 1000)
 #define GROWN_NS (10ull * 1000 * 1000)   /* with no look to count from, what was mapped counts so long */
-#define UNTOUCHED_NS (500ull * 1000 * 1000) /* a mapping not yet seen resident counts at most so long */
+#define UNTOUCHED_NS (500ull * 1000 * 1000) /* what is left of grown goes at the first look after 1 to 2 of these */
 #define STACK (64u << 10)
 
 enum { AS_OBSERVE, AS_DECIDING, AS_RECYCLE, AS_POPULATE, AS_BACKGROUND, AS_FRONT, AS_OFF };
@@ -302,9 +302,11 @@ static uint64_t measure(uint64_t *peak, uint64_t *over)
  * of a look that read own: RSS, plus what the cache has given back, less
  * what the watches hold (charged) of what they populate ahead.  Between
  * two looks own moves by what the program itself made resident or gave up
- * (keeping a region, taking one back, trimming and windows leave it as it
- * is), so its rise is what of the new mappings the program touched since:
- * that leaves grown (RSS has it now), and no more.  A look used to forget
+ * (keeping a region and taking one back leave it as it is; a window
+ * dips it from its charge until populated, and a trim of a region partly
+ * resident raises it by the part that was not: open defects, see the note
+ * on issue 21), so its rise is what of the new mappings the program
+ * touched since: that leaves grown (RSS has it now), and no more.  A look used to forget
  * all that was mapped 10 to 20 ms before; with four threads each filling 8
  * MiB cold at once, a fill took longer than that, the rest of it went
  * uncounted, and peak RSS went past the top (CI of 224560a).
@@ -331,7 +333,7 @@ static void count_grown(uint64_t now, uint64_t own)
 	old = S.grown_old;
 	if (S.own_at) {
 		d = (int64_t)(own - S.own);
-		g = __atomic_sub_fetch(&S.grown, d, __ATOMIC_RELAXED);
+		g = __atomic_sub_fetch(&S.grown, d, __ATOMIC_RELEASE); /* (after S.rss: see rss_guess) */
 		if (d > 0) /* (touched: taken out of the old first, the safe side) */
 			old = old > (uint64_t)d ? old - (uint64_t)d : 0;
 	} else {
@@ -399,7 +401,9 @@ static void rss_refresh(uint64_t now, int force)
  * munmaps of what goes). */
 static uint64_t rss_guess(void)
 {
-	int64_t g = __atomic_load_n(&S.grown, __ATOMIC_RELAXED);
+	/* (grown first, with acquire: a look stores RSS before grown falls,
+	 * so a guess between reads it high, never low) */
+	int64_t g = __atomic_load_n(&S.grown, __ATOMIC_ACQUIRE);
 	return __atomic_load_n(&S.rss, __ATOMIC_RELAXED) + (uint64_t)(g > 0 ? g : 0) + __atomic_load_n(&S.added, __ATOMIC_RELAXED);
 }
 

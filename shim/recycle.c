@@ -256,8 +256,8 @@ static uint64_t out_locked(struct kept *k)
 }
 
 /* The munmaps of regions out_locked took out, holding counted kept bytes,
- * are done.  given first, with release: a look that reads giving fallen
- * reads given risen (recycle_given_total), and RSS after the munmaps. */
+ * are done: given rises, then giving falls, with release (a look that
+ * reads giving fallen reads RSS after the munmaps). */
 static void gave(uint64_t counted)
 {
 	if (!counted)

@@ -58,9 +58,11 @@ uint64_t recycle_kept_total(void);
 /* recycle_kept_total and what is being given back (its munmap not done):
  * what of RSS may be the cache's. */
 uint64_t recycle_held_total(void);
-/* All kept bytes given back so far (munmaps done; never falls): what left
- * RSS by the cache's doing, for the learner's count of what the program
- * itself made resident between two looks. */
+/* All kept bytes given back so far (munmaps done; never falls), as the
+ * regions' lengths: RSS fell by their resident part only.  For the
+ * learner's count of what the program itself made resident between two
+ * looks (which takes a region's pages not resident for touches: an open
+ * defect, see the note on issue 21). */
 uint64_t recycle_given_total(void);
 uint64_t recycle_kept_peak(void);
 void recycle_release_rule(int rule);
