@@ -186,7 +186,9 @@ static struct {
 	uint64_t rss, rss_at;    /* RSS at the last look, and when */
 	int64_t grown;           /* mapped anew by the program, not yet seen resident, less what it unmapped */
 	uint64_t grown_old;      /* of grown, what is left from before old_until was set: goes then */
+	uint64_t old_gone;       /* of that, unmapped since the last look (shrinks) */
 	uint64_t old_until;
+	uint32_t epoch;          /* counts the times grown_old was set: a mapping's age (auto_epoch) */
 	uint64_t own, own_at;    /* the program's own making resident (own_rss), at the last look counted */
 	spin_t glock;            /* the counting of grown at a look (tried, never waited for) */
 	uint64_t added;          /* since: populated ahead by us */
@@ -299,47 +301,71 @@ static uint64_t measure(uint64_t *peak, uint64_t *over)
 }
 
 /* What the program mapped anew and has not made resident yet (grown), as
- * of a look that read own: RSS, plus what the cache has given back, less
- * what the watches hold (charged) of what they populate ahead.  Between
- * two looks own moves by what the program itself made resident or gave up
- * (keeping a region and taking one back leave it as it is; a window
- * dips it from its charge until populated, and a trim of a region partly
- * resident raises it by the part that was not: open defects, see the note
- * on issue 21), so its rise is what of the new mappings the program
- * touched since: that leaves grown (RSS has it now), and no more.  A look used to forget
- * all that was mapped 10 to 20 ms before; with four threads each filling 8
- * MiB cold at once, a fill took longer than that, the rest of it went
- * uncounted, and peak RSS went past the top (CI of 224560a).
+ * of a look that read own: RSS, plus what the cache has given back (of it,
+ * what was resident), less what the watches hold (charged) of what they
+ * populate ahead.  Between two looks own moves by what the program itself
+ * made resident or gave up (keeping a region and taking one back leave it
+ * as it is; a window dips it from its charge until populated: an open
+ * defect, see the note on issue 21), so its rise is what of the new
+ * mappings the program touched since: that leaves grown (RSS has it now),
+ * and no more.  A look used to forget all that was mapped 10 to 20 ms
+ * before; with four threads each filling 8 MiB cold at once, a fill took
+ * longer than that, the rest of it went uncounted, and peak RSS went past
+ * the top (CI of 224560a).
  *
  * Growth of the program's the learner does not see (brk, small or file
  * mappings) takes grown down too, never under 0: then what is counted is
  * too little, as it was before.  What the program gives up unseen (a heap
- * trimmed) raises it, too much: the safe side, for a while.  A mapping
- * only reserved, never touched, would keep the cache closed for good: what
- * is left of grown goes after UNTOUCHED_NS (or GROWN_NS where there is no
- * look to count from: a fork child's first).  A look that cannot have the
- * lock at once, or counts after a later one, leaves it: the next look's
- * figure has its part (own is a running total). */
+ * trimmed, an unmap of a mapping not tracked) raises it, too much: the
+ * safe side, for a while.
+ *
+ * A mapping only reserved, never touched, would keep the cache closed for
+ * good: grown is in two parts by age, what was mapped before old_until was
+ * last set (grown_old) and since, and the old part goes at the first look
+ * after old_until (UNTOUCHED_NS; GROWN_NS where there is no look to count
+ * from: a fork child's first); the rest becomes the old.  Each time is an
+ * epoch: a mapping remembers the one it was counted in, so that its unmap
+ * takes it out of the part it is in, or not at all once that part went
+ * (shrinks).  What is touched is taken from the new part first.  Taken
+ * from the old first (before this), the program's churn of new mappings
+ * (touched whole, unmapped) drained the old part faster than it could go,
+ * a 64 MiB mapping 1 MiB touched stayed counted for as long as the churn
+ * went on, and the cache stayed closed (autoprobe expire: 6 regions kept
+ * against 1,072).  Touches of a mapping of the old part thus taken from
+ * the new make the old too much and the new too little by as much, until
+ * the old goes; its unmap takes its length out of the old (shrinks), which
+ * mends most of it.
+ *
+ * A look that cannot have the lock at once, or counts after a later one,
+ * leaves it: the next look's figure has its part (own is a running
+ * total). */
 static void count_grown(uint64_t now, uint64_t own)
 {
 	int64_t g, d;
-	uint64_t old;
+	uint64_t old, gone;
 	if (!spin_lock_bounded(&S.glock, 0))
 		return;
 	if (now < S.own_at) {
 		spin_unlock(&S.glock);
 		return;
 	}
-	old = S.grown_old;
+	gone = S.old_gone;
+	S.old_gone = 0;
+	old = S.grown_old > gone ? S.grown_old - gone : 0;
 	if (S.own_at) {
 		d = (int64_t)(own - S.own);
 		g = __atomic_sub_fetch(&S.grown, d, __ATOMIC_RELEASE); /* (after S.rss: see rss_guess) */
-		if (d > 0) /* (touched: taken out of the old first, the safe side) */
-			old = old > (uint64_t)d ? old - (uint64_t)d : 0;
+		if (d > 0) { /* (touched: the new part first) */
+			int64_t before = g + d;
+			uint64_t fresh = before > (int64_t)old ? (uint64_t)before - old : 0;
+			if ((uint64_t)d > fresh)
+				old = old > (uint64_t)d - fresh ? old - ((uint64_t)d - fresh) : 0;
+		}
 	} else {
 		g = __atomic_load_n(&S.grown, __ATOMIC_RELAXED);
 		old = g > 0 ? (uint64_t)g : 0;
 		S.old_until = now + GROWN_NS;
+		__atomic_store_n(&S.epoch, S.epoch + 1, __ATOMIC_RELEASE);
 	}
 	S.own = own;
 	S.own_at = now;
@@ -354,6 +380,9 @@ static void count_grown(uint64_t now, uint64_t own)
 		g -= (int64_t)old;
 		old = (uint64_t)g;
 		S.old_until = now + UNTOUCHED_NS;
+		/* (after grown fell: a mapping counted since reads this
+		 * epoch or the one before, the safe side: see shrinks) */
+		__atomic_store_n(&S.epoch, S.epoch + 1, __ATOMIC_RELEASE);
 	}
 	S.grown_old = old < (uint64_t)g ? old : (uint64_t)g;
 	spin_unlock(&S.glock);
@@ -434,19 +463,48 @@ static void grows(uint64_t len)
 	}
 }
 
-/* The program gives len back (unmaps or frees it, and it is not kept). */
-static void shrinks(uint64_t len)
+static uint32_t auto_epoch(void) { return __atomic_load_n(&S.epoch, __ATOMIC_ACQUIRE); }
+
+/* The program gives a mapping back (unmaps or frees it, and it is not
+ * kept), counted in grown at epoch e (read before it was added: an epoch
+ * too old, never too new).  Of the new part, or of the old, or of neither
+ * once its part went: taken out again, a later mapping would go uncounted
+ * (autoprobe expire: peak RSS 9 MiB past the top).  (What of it was
+ * touched comes back to grown when the look sees RSS fall.)  Under the
+ * look's lock, tried: an epoch that turns between the read and the count
+ * would leave the old part too much, and take too much out when it goes;
+ * a look counting just now leaves the mapping counted, the safe side. */
+static void shrinks(uint64_t len, uint32_t e)
 {
-	__atomic_sub_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
+	uint32_t now;
+	if (!spin_lock_bounded(&S.glock, 0))
+		return;
+	now = S.epoch;
+	if (now - e < 2) {
+		__atomic_sub_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
+		if (now != e)
+			S.old_gone += len;
+	}
+	spin_unlock(&S.glock);
 }
 
-void auto_dropped(size_t len) { shrinks(len); }
+void auto_dropped(const struct region *r) { shrinks(r->end - r->start, r->epoch); }
 
-void auto_taken(size_t len, size_t resident)
+/* A region reused: what of it was not resident is the program's to touch.
+ * But when it was kept, what of it was left untouched still counted (a
+ * region kept is not shrunk: its untouched part is not known), unless its
+ * epoch went: counted again at each reuse, a site reusing regions half
+ * touched piled up 300 MiB counted as coming within a second (32 such 2
+ * MiB regions reused 8 times), and the cache was given back whole at the
+ * next new mapping.  So counted again only once its epoch went, and it
+ * takes the epoch of the count it is in. */
+void auto_taken(size_t len, size_t resident, uint32_t kept_epoch, uint32_t *epoch)
 {
 	if (resident == (size_t)-1)
 		grows(len);
-	else if (resident < len / page_size) /* (reused: what was not resident is the program's to touch) */
+	else if (__atomic_load_n(&S.epoch, __ATOMIC_RELAXED) - kept_epoch < 2)
+		*epoch = kept_epoch;
+	else if (resident < len / page_size)
 		__atomic_add_fetch(&S.grown, (int64_t)(len - resident * page_size), __ATOMIC_RELAXED);
 }
 
@@ -495,6 +553,7 @@ struct policy *auto_setup(const struct settings *set)
 	S.t0 = os_now_ns();
 	S.thp = os_thp_mode();
 	S.ncpu = os_online_cpus();
+	recycle_count_given(); /* (for own: see count_grown) */
 	rss_refresh(S.t0, 1);
 	auto_on = 1;
 	return &P;
@@ -750,24 +809,30 @@ static void decide_populate(int i, uint64_t measured, uint64_t pm)
 	        s->firsts ? s->late_ns / s->firsts / 1000000 : 0);
 }
 
-/* Every 64th request of a recycled site: did keeping pay? */
+/* Every 64th request of a recycled site: did keeping pay?  (Regions the
+ * budget had no room for are not the site's doing: counted against it,
+ * a site churning while a large mapping of the program's still counted
+ * as coming (count_grown) backed off for good, in 3 runs of 5 of
+ * autoprobe expire.) */
 static void recycle_review(int i)
 {
 	const struct figs_rule *rs = &g_stats.rules[sites[i].rule];
 	uint64_t kept = st_get(&rs->recycle_kept), dropped = st_get(&rs->recycle_dropped);
-	uint64_t reused = st_get(&rs->recycle_reused);
+	uint64_t reused = st_get(&rs->recycle_reused), capped = recycle_capped(sites[i].rule);
+	dropped = dropped > capped ? dropped - capped : 0;
 	if (dropped >= 32 && dropped > kept)
 		back_off(i, AO_DROPPED, dropped, dropped + kept);
 	else if (kept >= 64 && reused * 4 < kept)
 		back_off(i, AO_UNUSED, reused, kept);
 }
 
-int auto_request(const struct request *rq, int *watch)
+int auto_request(struct request *rq, int *watch)
 {
 	struct asite *s;
 	uint64_t len = PAGE_UP(rq->len), n;
 	int i, st;
 	*watch = -1;
+	rq->epoch = auto_epoch(); /* (before it is counted: see shrinks) */
 	if (rq->call == CALL_MMAP &&
 	    (rq->len < AUTO_MMAP_MIN || (rq->mk & (MK_ANON | MK_PRIVATE | MK_FIXED | MK_NORESERVE)) != (MK_ANON | MK_PRIVATE) ||
 	     rq->hint || rq->pk != (PK_READ | PK_WRITE) || (rq->flags & (MAP_HUGETLB | MAP_LOCKED | MAP_GROWSDOWN))))
@@ -810,8 +875,12 @@ int auto_request(const struct request *rq, int *watch)
 		break; /* a probe: left to the program, measured when it goes */
 	}
 	case AS_OFF:
-		if (s->off != AO_SPARSE) /* recycling did not pay: nothing more to learn */
+		if (s->off != AO_SPARSE) { /* recycling did not pay: nothing more to learn */
+			/* (but tracked, so that its unmap leaves grown: else churn
+			 * here piled up there, and kept the cache closed for all) */
+			*watch = i;
 			return -1;
+		}
 		break;
 	default:
 		break;
@@ -874,7 +943,7 @@ void auto_gone(const struct region *r)
 			rss_refresh(os_now_ns(), big_gone(len));
 			return;
 		}
-		shrinks(len);
+		shrinks(len, r->epoch);
 		if (r->rule < 0 || r->rule >= __atomic_load_n(&P.nrules, __ATOMIC_ACQUIRE))
 			return;
 		i = rule_site[r->rule];
@@ -895,7 +964,7 @@ void auto_gone(const struct region *r)
 	s = &sites[i];
 	if (big_gone(len) && held())
 		rss_refresh(os_now_ns(), 1);
-	shrinks(len);
+	shrinks(len, r->epoch);
 	if (len >= WATCH_MIN)
 		watch_drop(r->start, r->end);
 	now = os_now_ns();
@@ -950,7 +1019,7 @@ void auto_gone(const struct region *r)
 
 static void *watcher_main(void *arg);
 
-void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t size)
+void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t size, uint32_t epoch)
 {
 	struct region reg;
 	struct asite *s = &sites[i];
@@ -962,6 +1031,7 @@ void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t siz
 	reg.end = start + len;
 	reg.rule = i;
 	reg.flags = RF_AUTO;
+	reg.epoch = epoch;
 	if ((key ? blocks_add(key, &reg) : regions_add(&reg)) != 0)
 		return;
 	/* Watched: large, a site not yet decided that has not shown it is

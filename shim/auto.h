@@ -33,23 +33,25 @@ struct policy *auto_setup(const struct settings *set);
 /* A request of the program's (an mmap the rules did not match, a malloc
  * block of AUTO_BLOCK_MIN or more): the rule the learner has for its site,
  * or -1; *watch is then the site the result is to be watched under (or -1).
- * No system call. */
-int auto_request(const struct request *rq, int *watch);
+ * Sets rq->epoch, for the region the result is tracked as.  No system call. */
+int auto_request(struct request *rq, int *watch);
 /* *watch from auto_request for a length the learner recycles: the mmap
  * wrapper calls auto_taken after its take, with the pages the reused
- * region had resident, or (size_t)-1 when none was kept for it. */
+ * region had resident, or (size_t)-1 when none was kept for it, and the
+ * epoch recycle_take gave for it; *epoch (rq->epoch) becomes the one the
+ * mapping counts in. */
 #define AUTO_TAKEN (-2)
-void auto_taken(size_t len, size_t resident);
+void auto_taken(size_t len, size_t resident, uint32_t kept_epoch, uint32_t *epoch);
 /* After the real call: the program got [start, start+len) for the site
  * (key: the malloc block of size bytes, [start, start+len) its whole pages
  * inside; NULL for an mmap).  No system call. */
-void auto_mapped(int site, uintptr_t start, size_t len, const void *key, size_t size);
+void auto_mapped(int site, uintptr_t start, size_t len, const void *key, size_t size, uint32_t epoch);
 /* A tracked region or block goes away whole (munmap of exactly it, free),
  * still mapped: what it teaches, if it was watched (RF_AUTO). */
 void auto_gone(const struct region *r);
 /* A region auto_gone took for one to be kept (a recycle rule's) was not
  * kept after all: the program's munmap unmaps it. */
-void auto_dropped(size_t len);
+void auto_dropped(const struct region *r);
 /* The program changes [start, start+len) otherwise (munmap of a part,
  * MAP_FIXED, mremap, mprotect, madvise, userfaultfd): stop watching it,
  * before the call (the watcher never advises a range that may be something

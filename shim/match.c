@@ -216,6 +216,7 @@ void match_anon_request(struct request *rq, unsigned call, size_t len, const voi
 	rq->off = 0;
 	rq->hint = NULL;
 	rq->ret = ret;
+	rq->epoch = 0;
 }
 
 void match_classify_mmap(struct request *rq, int prot, int flags, int fd)
@@ -234,6 +235,7 @@ void match_classify_mmap(struct request *rq, int prot, int flags, int fd)
 		pk = PK_NONE;
 	rq->mk = mk;
 	rq->pk = pk;
+	rq->epoch = 0;
 	rq->prot = prot;
 	rq->flags = flags;
 	rq->fd = fd;

@@ -24,6 +24,7 @@ struct request {
 	off_t off;
 	const void *hint;   /* the address argument of mmap */
 	const void *ret;    /* return address in the calling object */
+	uint32_t epoch;     /* the learner's age count when it saw it (auto_request), else 0 */
 };
 
 /* Compile the policy for this process (program-name globs are decided here). */

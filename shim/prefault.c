@@ -551,6 +551,7 @@ static void step_track(struct act *x, const void *key)
 	reg.flags = x->rflags;
 	reg.prot = x->rq->prot;
 	reg.mflags = x->rq->flags;
+	reg.epoch = x->rq->epoch;
 	if ((key ? blocks_add(key, &reg) : regions_add(&reg)) == 0)
 		return;
 	if (x->rflags & RF_LOCKED)
@@ -774,6 +775,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	struct plan pl;
 	struct guard g;
 	int rule = -1, lazy, watch = -1;
+	uint32_t kept_epoch = 0; /* of a region recycle_take gave (auto_taken) */
 	uintptr_t beside = 0; /* recycle's hint: a fresh region beside those it keeps */
 	void *p = MAP_FAILED;
 	if (len == 0 || len > SIZE_MAX - 2 * hpage_size) { /* the kernel refuses it: nothing to plan */
@@ -799,7 +801,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		recycle_release_range((uintptr_t)addr, PAGE_UP(len));
 	if (pl.recyclable) {
 		size_t res;
-		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res, pl.carve || no_hint(flags) ? NULL : &beside);
+		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res, pl.carve || no_hint(flags) ? NULL : &beside, &kept_epoch);
 		if (!a && pl.carve && carve_judge(rule))
 			a = carve_take(rule, PAGE_UP(len), prot, flags, &res);
 		if (a) {
@@ -812,7 +814,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		}
 	}
 	if (watch == AUTO_TAKEN) /* (the learner counts what the program maps anew) */
-		auto_taken(PAGE_UP(len), p != MAP_FAILED ? pl.recycled_resident : (size_t)-1);
+		auto_taken(PAGE_UP(len), p != MAP_FAILED ? pl.recycled_resident : (size_t)-1, kept_epoch, &rq.epoch);
 	/* Under the policy's mlockall future the kernel would populate (and
 	 * lock) a reservation whole at once: an 8 GiB sparse table would take
 	 * 8 GiB.  Around this one call, future mappings are locked as they are
@@ -837,7 +839,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		} else {
 			stats_unmatched(0, len);
 			if (watch >= 0)
-				auto_mapped(watch, (uintptr_t)p, PAGE_UP(len), NULL, len);
+				auto_mapped(watch, (uintptr_t)p, PAGE_UP(len), NULL, len, rq.epoch);
 		}
 		if (unlikely(S.profile_on))
 			profile_map((uintptr_t)p, PAGE_UP(len), CALL_MMAP, ret, rq.mk, rq.pk);
@@ -869,9 +871,9 @@ int pf_munmap(void *addr, size_t len)
 		worker_cancel((uintptr_t)addr, len);
 		budget_release(r.charged);
 		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) && !S.program_locks_all)
-			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags, (r.flags & RF_FULL) != 0);
+			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags, (r.flags & RF_FULL) != 0, r.epoch);
 		if (auto_on && !kept && (r.flags & (RF_RECYCLE | RF_AUTO)) == RF_RECYCLE)
-			auto_dropped(len); /* (auto_gone took it for kept) */
+			auto_dropped(&r); /* (auto_gone took it for kept) */
 	} else {
 		recycle_release_range((uintptr_t)addr, len); /* kept regions inside: the kernel would unmap them */
 		unmapped(addr, len);
@@ -1512,7 +1514,7 @@ void pf_block(enum entry e, void *p, size_t size, const void *ret)
 	if (rule < 0) {
 		stats_unmatched(1, size);
 		if (watch >= 0 && t > s)
-			auto_mapped(watch, s, t - s, p, size);
+			auto_mapped(watch, s, t - s, p, size, rq.epoch);
 		return;
 	}
 	stats_count_request(&g_stats.rules[rule], size);
@@ -1530,7 +1532,7 @@ void pf_free(void *p)
 	if (auto_on) {
 		auto_gone(&r);
 		if ((r.flags & (RF_RECYCLE | RF_AUTO)) == RF_RECYCLE)
-			auto_dropped(r.end - r.start); /* (a block is never kept here) */
+			auto_dropped(&r); /* (a block is never kept here) */
 	}
 	worker_cancel(r.start, r.end - r.start);
 	if ((r.flags & RF_LOCKED) && !S.program_locks_all)

@@ -112,6 +112,7 @@ struct kept {
 	unsigned char known; /* which pages are resident is below (asked with others) */
 	uint64_t res[KNOWN_PAGES / 64]; /* bit i: page i resident */
 	uint32_t gen;        /* set when kept: tells a region kept anew from the one asked about */
+	uint32_t epoch;      /* the learner's, of the mapping it was (struct region): auto_taken */
 };
 
 struct kclass {
@@ -135,7 +136,8 @@ static struct {
 	uint64_t total_cap; /* the most all rules may keep: the learner's budget */
 	uint64_t kept_peak; /* the most all rules kept at once */
 	uint64_t giving;    /* taken out of kept_total, their munmap not yet done */
-	uint64_t given;     /* all kept bytes given back so far, munmaps done (never falls) */
+	uint64_t given;     /* of the kept bytes given back so far, the resident (munmaps done; never falls) */
+	int count_given;    /* given is wanted (the learner): regions not known resident are asked */
 	uint64_t last_check;
 	uint32_t gen;
 	int swap_on;
@@ -152,6 +154,9 @@ static struct kclass *buckets[BUCKETS];
 /* Tables, apart from the state above (their pages are touched only when
  * used): per rule, the bytes kept and the most it may keep. */
 static uint64_t kept_bytes[POL_MAX_RULES], rule_max[POL_MAX_RULES];
+/* per rule, regions not kept because the learner's budget (total_cap) had
+ * no room: of recycle_dropped */
+static uint64_t capped[POL_MAX_RULES];
 
 void recycle_setup(const struct policy *pol)
 {
@@ -242,28 +247,67 @@ static uint64_t unlink_locked(struct kept *k)
 	return len;
 }
 
+#define RES_UNKNOWN UINT64_MAX
+
 /* Take k out to be given back (lock held), and free its node: its bytes
  * count as being given back (giving) until gave(), after its munmap.
- * Returns the kept bytes it held. */
-static uint64_t out_locked(struct kept *k)
+ * Returns the kept bytes it held; into *res (if not RES_UNKNOWN already)
+ * adds its resident bytes: all when it was kept resident whole, its pages
+ * known resident, none for stock; else *res becomes RES_UNKNOWN (the caller
+ * asks the kernel before the munmap). */
+static uint64_t out_locked(struct kept *k, uint64_t *res)
 {
-	uint64_t counted;
+	uint64_t counted, len = k->node.end - k->node.start;
+	size_t i;
 	if (!k->clean) /* (before kept_total falls: see recycle_held_total) */
-		__atomic_add_fetch(&S.giving, k->node.end - k->node.start, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&S.giving, len, __ATOMIC_RELAXED);
+	if (!k->clean && *res != RES_UNKNOWN) {
+		if (k->full) {
+			*res += len;
+		} else if (k->known) {
+			for (i = 0; i < KNOWN_PAGES / 64; i++)
+				*res += (uint64_t)__builtin_popcountll(k->res[i]) * page_size;
+		} else {
+			*res = RES_UNKNOWN;
+		}
+	}
 	counted = unlink_locked(k);
 	slab_put(&S.kslab, k);
 	return counted;
 }
 
-/* The munmaps of regions out_locked took out, holding counted kept bytes,
- * are done: given rises, then giving falls, with release (a look that
- * reads giving fallen reads RSS after the munmaps). */
-static void gave(uint64_t counted)
+/* The resident bytes of [a, b), as the learner wants them (S.count_given:
+ * else 0), res if known: one mincore per 256 pages when not.  (A system
+ * call more only for a region partly resident and larger than
+ * KNOWN_PAGES, given back: trims, range releases, exit.) */
+static uint64_t resident_of(uintptr_t a, uintptr_t b, uint64_t res)
 {
-	if (!counted)
-		return;
-	__atomic_add_fetch(&S.given, counted, __ATOMIC_RELEASE);
-	__atomic_sub_fetch(&S.giving, counted, __ATOMIC_RELEASE);
+	unsigned char vec[256];
+	uint64_t n = 0;
+	size_t pages, i;
+	if (!__atomic_load_n(&S.count_given, __ATOMIC_RELAXED))
+		return 0;
+	if (res != RES_UNKNOWN)
+		return res;
+	for (; a < b; a += pages * page_size) {
+		pages = (b - a) / page_size < sizeof vec ? (b - a) / page_size : sizeof vec;
+		if (sys_mincore((void *)a, pages * page_size, vec) != 0)
+			break; /* (counted too little: the learner's guess too high, the safe side) */
+		for (i = 0; i < pages; i++)
+			n += vec[i] & 1;
+	}
+	return n * page_size;
+}
+
+/* The munmaps of regions out_locked took out, holding counted kept bytes,
+ * resident of them, are done: given rises, then giving falls, with release
+ * (a look that reads giving fallen reads RSS after the munmaps). */
+static void gave(uint64_t counted, uint64_t resident)
+{
+	if (resident)
+		__atomic_add_fetch(&S.given, resident, __ATOMIC_RELEASE);
+	if (counted)
+		__atomic_sub_fetch(&S.giving, counted, __ATOMIC_RELEASE);
 }
 
 /* Give back up to max (at most 16) runs of kept regions overlapping [s, e)
@@ -276,7 +320,7 @@ static void gave(uint64_t counted)
 static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out, uint64_t *kept_gone)
 {
 	uintptr_t out[16][2];
-	uint64_t gone = 0;
+	uint64_t gone = 0, res[16], resident = 0;
 	int k = 0, i;
 	struct rnode *n;
 	spin_lock(&S.klock);
@@ -290,9 +334,10 @@ static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out, uint64_t
 		} else {
 			out[k][0] = n->start;
 			out[k][1] = n->end;
+			res[k] = 0;
 			k++;
 		}
-		gone += out_locked((struct kept *)n);
+		gone += out_locked((struct kept *)n, &res[k - 1]);
 		n = next;
 	}
 	spin_unlock(&S.klock);
@@ -301,8 +346,12 @@ static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out, uint64_t
 	for (i = 0; i < k; i++) { /* never hold the lock across a system call */
 		uintptr_t a = out[i][0], b = out[i][1];
 		if (!keep_out) {
+			resident += resident_of(a, b, res[i]);
 			sys_munmap((void *)a, b - a);
 		} else {
+			/* (the kernel has unmapped the part inside already: what of
+			 * it was resident is known, or taken for none) */
+			resident += res[i] != RES_UNKNOWN ? resident_of(a, b, res[i]) : 0;
 			if (a < s)
 				sys_munmap((void *)a, s - a);
 			if (e && b > e)
@@ -310,7 +359,7 @@ static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out, uint64_t
 		}
 		budget_release(b - a);
 	}
-	gave(gone);
+	gave(gone, resident);
 	return k;
 }
 static int give_back_n(uintptr_t s, uintptr_t e, int max) { return give_back_x(s, e, max, 0, 0); }
@@ -383,6 +432,7 @@ static void push_locked(struct kclass *c, struct kept *k, uintptr_t addr, size_t
 	k->node.end = addr + len;
 	k->cls = c;
 	k->full = (unsigned char)full;
+	k->epoch = 0;
 	k->clean = (unsigned char)clean;
 	k->known = 0;
 	k->gen = ++S.gen;
@@ -395,7 +445,7 @@ static void push_locked(struct kclass *c, struct kept *k, uintptr_t addr, size_t
 	__atomic_store_n(&S.nkept, S.tree.n, __ATOMIC_RELAXED);
 }
 
-int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full)
+int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full, uint32_t epoch)
 {
 	struct figs_rule *rs = &g_stats.rules[rule];
 	struct kclass *c;
@@ -434,6 +484,8 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 	for (tries = 0;; tries++) {
 		spin_lock(&S.klock);
 		if (kept_bytes[rule] + len > rule_max[rule] || S.kept_total + len > S.total_cap) {
+			if (kept_bytes[rule] + len <= rule_max[rule])
+				__atomic_add_fetch(&capped[rule], 1, __ATOMIC_RELAXED);
 			c = NULL;
 			k = NULL;
 			break;
@@ -464,6 +516,7 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 		__atomic_store_n(&S.kept_peak, S.kept_total, __ATOMIC_RELAXED);
 	/* MADV_FREE lets the kernel take the pages: then nothing is known. */
 	push_locked(c, k, addr, len, full && !free_it, 0);
+	k->epoch = epoch;
 	if (kept_bytes[rule] > st_get(&rs->recycle_peak_bytes))
 		__atomic_store_n(&rs->recycle_peak_bytes, kept_bytes[rule], __ATOMIC_RELAXED);
 	spin_unlock(&S.klock);
@@ -752,7 +805,7 @@ static size_t zero_batch(struct kclass *c, struct kept *t, int swap)
 	return zero_window(ts, vec + (ts - lo) / page_size, per, 0); /* t itself (no swap here) */
 }
 
-uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident, uintptr_t *beside)
+uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident, uintptr_t *beside, uint32_t *epoch)
 {
 	struct figs_rule *rs = &g_stats.rules[rule];
 	struct kclass *c;
@@ -787,6 +840,8 @@ again:
 	full = k->full;
 	clean = k->clean;
 	known = k->known;
+	if (epoch)
+		*epoch = k->epoch;
 	if (needs_asking(k)) {
 		/* (zero_batch releases the lock; the budget's charge goes with t) */
 		budget_release(len);
@@ -850,6 +905,8 @@ uint64_t recycle_held_total(void)
 	return k + __atomic_load_n(&S.giving, __ATOMIC_ACQUIRE);
 }
 uint64_t recycle_given_total(void) { return __atomic_load_n(&S.given, __ATOMIC_ACQUIRE); }
+void recycle_count_given(void) { __atomic_store_n(&S.count_given, 1, __ATOMIC_RELAXED); }
+uint64_t recycle_capped(int rule) { return __atomic_load_n(&capped[rule], __ATOMIC_RELAXED); }
 uint64_t recycle_kept_peak(void) { return __atomic_load_n(&S.kept_peak, __ATOMIC_RELAXED); }
 
 void recycle_release_rule(int rule)
@@ -857,7 +914,7 @@ void recycle_release_rule(int rule)
 	for (;;) {
 		uintptr_t a = 0;
 		size_t len = 0;
-		uint64_t counted = 0;
+		uint64_t counted = 0, res = 0;
 		struct kclass *c;
 		int b;
 		spin_lock(&S.klock);
@@ -866,13 +923,14 @@ void recycle_release_rule(int rule)
 				if (c->rule == rule && c->top) {
 					a = c->top->node.start;
 					len = c->top->node.end - c->top->node.start;
-					counted = out_locked(c->top); /* (held until the munmap) */
+					counted = out_locked(c->top, &res); /* (held until the munmap) */
 				}
 		spin_unlock(&S.klock);
 		if (!a)
 			return;
+		res = resident_of(a, a + len, res);
 		sys_munmap((void *)a, len); /* (never with the lock held) */
-		gave(counted);
+		gave(counted, res);
 		budget_release(len);
 	}
 }
@@ -893,6 +951,7 @@ void recycle_atfork(int who)
 	 * counts as kept, so that reuse never exceeds keeping, and as the
 	 * cache's starting peak. */
 	spin_init(&S.klock);
+	memset(capped, 0, sizeof capped); /* (of recycle_dropped, which starts from zero too) */
 	for (n = rt_first(&S.tree, 0); n; n = rt_next(&S.tree, n))
 		if (!((struct kept *)n)->clean)
 			st_add(&g_stats.rules[((struct kept *)n)->cls->rule].recycle_kept, 1);

@@ -14,13 +14,14 @@ void recycle_limited(int on);
  * (the caller must not unmap it), 0 if it should really be unmapped.
  * `full`: every page was resident when last seen (a hint: reuse then
  * clears it whole without asking the kernel which pages are resident). */
-int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full);
+int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full, uint32_t epoch);
 /* A kept region for this request, zeroed where the program had touched it;
- * 0 if none.  *resident gets the pages that are resident (and zero).  With
+ * 0 if none.  *resident gets the pages that are resident (and zero), and
+ * *epoch (if not NULL) what recycle_keep was given for it.  With
  * `beside`, it may answer 0 with *beside set: map this one fresh, with that
  * address as the kernel's hint, so that regions are kept side by side and
  * asked about together (see the top of recycle.c). */
-uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident, uintptr_t *beside);
+uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident, uintptr_t *beside, uint32_t *epoch);
 /* Stock for carve.c: [start, start + total), a fresh mapping of this
  * rule's with this protection and these flags, cut into regions of len
  * bytes that the next requests of that length get as they are (they were
@@ -58,12 +59,17 @@ uint64_t recycle_kept_total(void);
 /* recycle_kept_total and what is being given back (its munmap not done):
  * what of RSS may be the cache's. */
 uint64_t recycle_held_total(void);
-/* All kept bytes given back so far (munmaps done; never falls), as the
- * regions' lengths: RSS fell by their resident part only.  For the
- * learner's count of what the program itself made resident between two
- * looks (which takes a region's pages not resident for touches: an open
- * defect, see the note on issue 21). */
+/* Of the kept bytes given back so far (munmaps done; never falls), those
+ * that were resident: what RSS fell by.  For the learner's count of what
+ * the program itself made resident between two looks.  Counted only after
+ * recycle_count_given(): a region partly resident, larger than the cache
+ * remembers pages of, costs a mincore when given back.  (Counted as its
+ * whole length before, a region's pages not resident were taken for the
+ * program's touches: the learner's guess of RSS read low.) */
 uint64_t recycle_given_total(void);
+void recycle_count_given(void);
+/* Of a rule's recycle_dropped, those the cap of recycle_cap refused. */
+uint64_t recycle_capped(int rule);
 uint64_t recycle_kept_peak(void);
 void recycle_release_rule(int rule);
 /* Give kept regions back until at most `most` bytes are kept; returns the

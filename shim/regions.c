@@ -13,6 +13,7 @@ struct reg {
 	uint64_t charged;
 	uint16_t rule, flags;
 	int prot, mflags;
+	uint32_t epoch;
 };
 
 struct block {
@@ -20,6 +21,7 @@ struct block {
 	uintptr_t start, end;
 	uint64_t charged;
 	uint16_t rule, flags;
+	uint32_t epoch;
 };
 struct btab {
 	size_t cap; /* a power of two */
@@ -197,6 +199,7 @@ int regions_add(const struct region *in)
 	r->flags = (uint16_t)in->flags;
 	r->prot = in->prot;
 	r->mflags = in->mflags;
+	r->epoch = in->epoch;
 	rt_insert(&S.reg_tree, &r->node);
 	__atomic_store_n(&S.nreg, S.reg_tree.n, __ATOMIC_RELAXED);
 	if (in->flags & RF_LOCKED)
@@ -215,6 +218,7 @@ static void out_of(const struct reg *r, struct region *out)
 	out->flags = r->flags;
 	out->prot = r->prot;
 	out->mflags = r->mflags;
+	out->epoch = r->epoch;
 }
 
 int regions_take_exact(uintptr_t start, size_t len, struct region *out)
@@ -318,6 +322,7 @@ static void put(struct block *dst, const struct block *src)
 	dst->charged = src->charged;
 	dst->rule = src->rule;
 	dst->flags = src->flags;
+	dst->epoch = src->epoch;
 	set_key(dst, key_of(src));
 }
 
@@ -426,6 +431,7 @@ int blocks_add(const void *p, const struct region *r)
 	b.charged = r->charged;
 	b.rule = (uint16_t)r->rule;
 	b.flags = (uint16_t)r->flags;
+	b.epoch = r->epoch;
 	change_begin();
 	{
 		size_t i;
@@ -485,6 +491,7 @@ int blocks_take(const void *p, struct region *out)
 	out->rule = blk[i].rule;
 	out->flags = blk[i].flags;
 	out->prot = out->mflags = 0;
+	out->epoch = blk[i].epoch;
 	if (blk[i].flags & RF_LOCKED)
 		__atomic_fetch_sub(&S.nlocked, 1, __ATOMIC_RELAXED);
 	change_begin();

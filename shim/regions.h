@@ -34,6 +34,7 @@ struct region {
 	int rule;
 	unsigned flags;
 	int prot, mflags;       /* of the mmap call, for recycling */
+	uint32_t epoch;         /* the request's (struct request): the learner's count of its age */
 };
 
 /* Budget.  The limit comes from compute(), called on first use (it returns

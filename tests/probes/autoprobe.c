@@ -41,6 +41,15 @@
  *   part SIZE FILL US   map SIZE, write FILL bytes from the front, one page
  *                       every US microseconds, then stop for 400 ms (what
  *                       the learner queued ahead lands); vmhwm_kb=
+ *   expire              a 32 MiB working set and a 64 MiB mapping with
+ *                       1 MiB of it written (site A); for 1.5 s, 16 1 MiB
+ *                       mappings written whole and unmapped (site B: kept);
+ *                       then A's mapping unmapped and at once eight 3 MiB
+ *                       ones mapped (site C, too small to watch), then
+ *                       written whole (A's untouched part had long stopped
+ *                       counting as coming: taken off again, C went
+ *                       uncounted, and what B kept stayed); rounds= of B,
+ *                       vmhwm_kb=
  *
  * Sizes take K, M, G suffixes.
  */
@@ -244,8 +253,45 @@ int main(int argc, char **argv)
 			write_paced(p + i, us);
 		usleep(400 * 1000);
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+	} else if (argc >= 2 && !strcmp(argv[1], "expire")) {
+		size_t work = 32u << 20, big = 64u << 20, one = 1u << 20, part = 3u << 20;
+		double end;
+		char *b[16], *c[8], *w = probe_map(work), *a;
+		int k;
+		long rounds = 0;
+		write_pages(w, work, 1);
+		a = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (a == MAP_FAILED)
+			return 1;
+		write_pages(a, one, 1);
+		for (end = now_ms() + 1500; now_ms() < end;) {
+			for (k = 0; k < 16; k++) {
+				b[k] = mmap(NULL, one, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				if (b[k] == MAP_FAILED)
+					return 1;
+				write_pages(b[k], one, 1);
+			}
+			for (k = 0; k < 16; k++)
+				munmap(b[k], one);
+			usleep(20 * 1000); /* (a look at the next call) */
+			rounds++;
+		}
+		/* right after a look (at B's unmap), A goes and C comes */
+		b[0] = mmap(NULL, one, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b[0] == MAP_FAILED)
+			return 1;
+		munmap(b[0], one);
+		munmap(a, big);
+		for (k = 0; k < 8; k++) {
+			c[k] = mmap(NULL, part, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (c[k] == MAP_FAILED)
+				return 1;
+		}
+		for (k = 0; k < 8; k++)
+			write_pages(c[k], part, 1);
+		printf("rounds=%ld vmhwm_kb=%ld\n", rounds, status_kb("VmHWM:"));
 	} else {
-		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part ... (see autoprobe.c)\n");
+		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire ... (see autoprobe.c)\n");
 		return 2;
 	}
 	return 0;
