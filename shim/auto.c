@@ -190,7 +190,8 @@ static struct {
 	uint64_t old_until;
 	uint32_t epoch;          /* counts the times grown_old was set: a mapping's age (auto_epoch) */
 	uint64_t own, own_at;    /* the program's own making resident (own_rss), at the last look counted */
-	spin_t glock;            /* the counting of grown at a look (tried, never waited for) */
+	uint64_t fallen;         /* of the program's unmaps of mappings no longer counted, the resident (munmaps done; never falls) */
+	spin_t glock;            /* the counting of grown at a look (a look's tried, never waited for) */
 	uint64_t added;          /* since: populated ahead by us */
 	uint64_t front_held;     /* the watches' charges */
 	uint64_t front_rules;    /* the rules windows were queued for (bits; the watcher's) */
@@ -302,8 +303,9 @@ static uint64_t measure(uint64_t *peak, uint64_t *over)
 
 /* What the program mapped anew and has not made resident yet (grown), as
  * of a look that read own: RSS, plus what the cache has given back (of it,
- * what was resident), less what the watches hold (charged) of what they
- * populate ahead.  Between two looks own moves by what the program itself
+ * what was resident), plus what the program's unmaps of mappings no longer
+ * counted freed (fallen, see shrinks), less what the watches hold
+ * (charged) of what they populate ahead.  Between two looks own moves by what the program itself
  * made resident or gave up (keeping a region and taking one back leave it
  * as it is; a window dips it from its charge until populated: an open
  * defect, see the note on issue 21), so its rise is what of the new
@@ -402,7 +404,10 @@ static void rss_refresh(uint64_t now, int force)
 		return;
 	note_held();
 	fh = __atomic_load_n(&S.front_held, __ATOMIC_RELAXED);
-	given = recycle_given_total();
+	/* (both before RSS, with acquire: an unmap they count is done, and
+	 * RSS is without it; one done before RSS but counted after shows as
+	 * a fall for one look, mended at the next) */
+	given = recycle_given_total() + __atomic_load_n(&S.fallen, __ATOMIC_ACQUIRE);
 	rss = measure(&p, &over);
 	__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED); /* (before grown falls: a guess between, high) */
 	count_grown(now, rss + given - fh);
@@ -465,20 +470,26 @@ static void grows(uint64_t len)
 
 static uint32_t auto_epoch(void) { return __atomic_load_n(&S.epoch, __ATOMIC_ACQUIRE); }
 
-/* The program gives a mapping back (unmaps or frees it, and it is not
- * kept), counted in grown at epoch e (read before it was added: an epoch
- * too old, never too new).  Of the new part, or of the old, or of neither
- * once its part went: taken out again, a later mapping would go uncounted
- * (autoprobe expire: peak RSS 9 MiB past the top).  (What of it was
- * touched comes back to grown when the look sees RSS fall.)  Under the
- * look's lock, tried: an epoch that turns between the read and the count
- * would leave the old part too much, and take too much out when it goes;
- * a look counting just now leaves the mapping counted, the safe side. */
-static void shrinks(uint64_t len, uint32_t e)
+/* The program gives a mapping [start, start+len) back (unmaps or frees
+ * it, and it is not kept), still mapped, counted in grown at epoch e (read
+ * before it was added: an epoch too old, never too new).  Of the new part,
+ * or of the old: its length comes out (what of it was touched comes back
+ * to grown when a look sees RSS fall).  Once its part went, not again: a
+ * later mapping would go uncounted (autoprobe expire: peak RSS 9 MiB past
+ * the top); but what of it was touched would still come back when RSS
+ * falls, counted as coming when nothing is (a 256 MiB buffer used for 2 s
+ * and unmapped: the cache trimmed and closed for up to a second).  So for
+ * such a mapping returns its resident bytes (mincore: one system call per
+ * 256 pages, only for a mapping older than 0.5 to 1 s), which
+ * auto_unmapped counts as fallen once its munmap is done.  Under the
+ * look's lock: an epoch that turns between the read and the count would
+ * leave the old part too much, and take too much out when it goes.
+ * Waited for (two threads' unmaps each lost when tried): a look holds it
+ * briefly, with no system call, and no wrapper takes it twice (the guard). */
+static uint64_t shrinks(uintptr_t start, uint64_t len, uint32_t e, int unmap)
 {
 	uint32_t now;
-	if (!spin_lock_bounded(&S.glock, 0))
-		return;
+	spin_lock(&S.glock);
 	now = S.epoch;
 	if (now - e < 2) {
 		__atomic_sub_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
@@ -486,9 +497,16 @@ static void shrinks(uint64_t len, uint32_t e)
 			S.old_gone += len;
 	}
 	spin_unlock(&S.glock);
+	return now - e < 2 || !unmap ? 0 : (uint64_t)os_resident_pages(start, start + len, page_size) * page_size;
 }
 
-void auto_dropped(const struct region *r) { shrinks(r->end - r->start, r->epoch); }
+uint64_t auto_dropped(const struct region *r, int unmap) { return shrinks(r->start, r->end - r->start, r->epoch, unmap); }
+
+void auto_unmapped(uint64_t resident)
+{
+	if (resident)
+		__atomic_add_fetch(&S.fallen, resident, __ATOMIC_RELEASE);
+}
 
 /* A region reused: what of it was not resident is the program's to touch.
  * But when it was kept, what of it was left untouched still counted (a
@@ -930,10 +948,10 @@ static int big_gone(uint64_t len)
 	return len * 2 > extra_of(p) && guess > h && guess - h > p;
 }
 
-void auto_gone(const struct region *r)
+uint64_t auto_gone(const struct region *r, int unmap)
 {
 	struct asite *s;
-	uint64_t len = r->end - r->start, now, us = 0, pages, res, pm;
+	uint64_t len = r->end - r->start, now, us = 0, pages, res, pm, fell;
 	int i = r->rule, churn = 0, measure, probe, st;
 	uint32_t n = 0;
 	if (!(r->flags & RF_AUTO)) {
@@ -941,15 +959,15 @@ void auto_gone(const struct region *r)
 		 * turns out to churn is better recycled. */
 		if (r->flags & RF_RECYCLE) { /* to be kept: is there room? */
 			rss_refresh(os_now_ns(), big_gone(len));
-			return;
+			return 0;
 		}
-		shrinks(len, r->epoch);
+		fell = shrinks(r->start, len, r->epoch, unmap);
 		if (r->rule < 0 || r->rule >= __atomic_load_n(&P.nrules, __ATOMIC_ACQUIRE))
-			return;
+			return fell;
 		i = rule_site[r->rule];
 		s = &sites[i];
 		if (s->call != CALL_MMAP || s->rule != r->rule)
-			return;
+			return fell;
 		now = os_now_ns();
 		spin_lock(&S.lock);
 		st = s->state;
@@ -959,12 +977,12 @@ void auto_gone(const struct region *r)
 		spin_unlock(&S.lock);
 		if (churn)
 			decide_recycle(i, len, n, us);
-		return;
+		return fell;
 	}
 	s = &sites[i];
 	if (big_gone(len) && held())
 		rss_refresh(os_now_ns(), 1);
-	shrinks(len, r->epoch);
+	fell = shrinks(r->start, len, r->epoch, unmap);
 	if (len >= WATCH_MIN)
 		watch_drop(r->start, r->end);
 	now = os_now_ns();
@@ -982,18 +1000,18 @@ void auto_gone(const struct region *r)
 	spin_unlock(&S.lock);
 	if (churn) {
 		decide_recycle(i, len, n, us);
-		return;
+		return fell;
 	}
 	if (!measure || !len)
-		return;
+		return fell;
 	res = sample_resident(r->start, r->end, &pages);
 	if (!pages)
-		return;
+		return fell;
 	pm = res * 1000 / pages;
 	if (probe) {
 		if (pm < BACKOFF_PM)
 			back_off(i, AO_SPARSE, pm, 0);
-		return;
+		return fell;
 	}
 	spin_lock(&S.lock);
 	s->measured++;
@@ -1002,17 +1020,18 @@ void auto_gone(const struct region *r)
 	pm = s->touched * 1000 / s->pages;
 	if (s->state != AS_OBSERVE || s->measured < NEED_MEASURED) {
 		spin_unlock(&S.lock);
-		return;
+		return fell;
 	}
 	if (pm >= DENSE_PM) {
 		s->state = AS_DECIDING;
 		spin_unlock(&S.lock);
 		decide_populate(i, s->measured, pm);
-		return;
+		return fell;
 	}
 	spin_unlock(&S.lock);
 	if (pm < SPARSE_PM)
 		leave_alone(i, AW_SPARSE, s->measured, pm);
+	return fell;
 }
 
 /* ---- the watcher: first touch, and the front ---- */

@@ -542,7 +542,9 @@ static void step_track(struct act *x, const void *key)
 		x->rflags |= RF_MADE;
 	if (x->rq->mk & MK_SHARED)
 		x->rflags |= RF_SHARED;
-	if (!x->charge && !(x->rflags & RF_RECYCLE))
+	/* (the learner's mappings tracked even uncharged: their unmap takes
+	 * them out of what it counts as coming, see auto_gone) */
+	if (!x->charge && !(x->rflags & RF_RECYCLE) && !auto_on)
 		return;
 	reg.start = (uintptr_t)x->start;
 	reg.end = (uintptr_t)x->start + x->len;
@@ -853,7 +855,8 @@ int pf_munmap(void *addr, size_t len)
 	int (*f)(void *, size_t) = REAL(munmap);
 	struct region r;
 	struct guard g;
-	int kept = 0;
+	int kept = 0, rc;
+	uint64_t fell = 0; /* (auto_gone) */
 	if (!len || ((uintptr_t)addr & (page_size - 1)) || len > SIZE_MAX - page_size)
 		return f ? f(addr, len) : sys_munmap(addr, len); /* the kernel says EINVAL */
 	len = PAGE_UP(len);
@@ -867,13 +870,13 @@ int pf_munmap(void *addr, size_t len)
 	 * kept ones are taken out of the table and put back only when reused. */
 	if (regions_take_exact((uintptr_t)addr, len, &r)) {
 		if (auto_on)
-			auto_gone(&r);
+			fell = auto_gone(&r, 1);
 		worker_cancel((uintptr_t)addr, len);
 		budget_release(r.charged);
 		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) && !S.program_locks_all)
 			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags, (r.flags & RF_FULL) != 0, r.epoch);
 		if (auto_on && !kept && (r.flags & (RF_RECYCLE | RF_AUTO)) == RF_RECYCLE)
-			auto_dropped(&r); /* (auto_gone took it for kept) */
+			fell = auto_dropped(&r, 1); /* (auto_gone took it for kept) */
 	} else {
 		recycle_release_range((uintptr_t)addr, len); /* kept regions inside: the kernel would unmap them */
 		unmapped(addr, len);
@@ -881,7 +884,10 @@ int pf_munmap(void *addr, size_t len)
 	guard_leave(g);
 	if (kept)
 		return 0; /* kept for recycling: to the program, it is gone */
-	return f ? f(addr, len) : sys_munmap(addr, len);
+	rc = f ? f(addr, len) : sys_munmap(addr, len);
+	if (unlikely(fell) && rc == 0)
+		auto_unmapped(fell); /* (an atomic add: no guard, errno as the munmap left it) */
+	return rc;
 }
 
 /* After mremap moved a range the shim had locked: remember it where it is
@@ -1530,9 +1536,9 @@ void pf_free(void *p)
 	if (!blocks_take(p, &r))
 		return;
 	if (auto_on) {
-		auto_gone(&r);
+		auto_gone(&r, 0);
 		if ((r.flags & (RF_RECYCLE | RF_AUTO)) == RF_RECYCLE)
-			auto_dropped(&r); /* (a block is never kept here) */
+			auto_dropped(&r, 0); /* (a block is never kept here) */
 	}
 	worker_cancel(r.start, r.end - r.start);
 	if ((r.flags & RF_LOCKED) && !S.program_locks_all)

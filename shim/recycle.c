@@ -277,26 +277,20 @@ static uint64_t out_locked(struct kept *k, uint64_t *res)
 }
 
 /* The resident bytes of [a, b), as the learner wants them (S.count_given:
- * else 0), res if known: one mincore per 256 pages when not.  (A system
- * call more only for a region partly resident and larger than
- * KNOWN_PAGES, given back: trims, range releases, exit.) */
+ * else 0), res if known, else asked: one mincore per 256 pages.  Asked for
+ * most regions the learner's rules give back (trims, also from a grows()
+ * inside the program's mmap; range releases; exit): a region is known only
+ * once asked about in a batch or populated whole, and the learner's are
+ * mostly neither.  Against the munmap that follows, which frees what is
+ * resident, a small cost; none in observe mode or under a policy file. */
 static uint64_t resident_of(uintptr_t a, uintptr_t b, uint64_t res)
 {
-	unsigned char vec[256];
-	uint64_t n = 0;
-	size_t pages, i;
 	if (!__atomic_load_n(&S.count_given, __ATOMIC_RELAXED))
 		return 0;
 	if (res != RES_UNKNOWN)
 		return res;
-	for (; a < b; a += pages * page_size) {
-		pages = (b - a) / page_size < sizeof vec ? (b - a) / page_size : sizeof vec;
-		if (sys_mincore((void *)a, pages * page_size, vec) != 0)
-			break; /* (counted too little: the learner's guess too high, the safe side) */
-		for (i = 0; i < pages; i++)
-			n += vec[i] & 1;
-	}
-	return n * page_size;
+	/* (a failed ask counts too little: the learner's guess too high, the safe side) */
+	return (uint64_t)os_resident_pages(a, b, page_size) * page_size;
 }
 
 /* The munmaps of regions out_locked took out, holding counted kept bytes,

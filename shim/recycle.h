@@ -62,8 +62,9 @@ uint64_t recycle_held_total(void);
 /* Of the kept bytes given back so far (munmaps done; never falls), those
  * that were resident: what RSS fell by.  For the learner's count of what
  * the program itself made resident between two looks.  Counted only after
- * recycle_count_given(): a region partly resident, larger than the cache
- * remembers pages of, costs a mincore when given back.  (Counted as its
+ * recycle_count_given(): then a region whose resident pages the cache does
+ * not know (most of the learner's) costs a mincore per 256 pages when
+ * given back, beside its munmap.  (Counted as its
  * whole length before, a region's pages not resident were taken for the
  * program's touches: the learner's guess of RSS read low.) */
 uint64_t recycle_given_total(void);

@@ -50,6 +50,26 @@
  *                       counting as coming: taken off again, C went
  *                       uncounted, and what B kept stayed); rounds= of B,
  *                       vmhwm_kb=
+ *   refill              a 32 MiB working set and a 64 MiB buffer written
+ *                       whole (site A); for 2 s, 16 1 MiB mappings
+ *                       written whole and unmapped (site B: kept); then the
+ *                       buffer unmapped, a second one (site A2) mapped and
+ *                       written whole, and B's churn for 0.4 s more (as a
+ *                       program that reads one file after another);
+ *                       steady_faults= and after_faults=, B's faults per
+ *                       round in the last 0.4 s before and in that 0.4 s,
+ *                       first_after= those of its first round
+ *                       (each round maps 256 KiB and more anew, too: the
+ *                       learner weighs its budget then; the first buffer, touched whole, stops counting as
+ *                       coming; taken for coming again when RSS fell at its
+ *                       unmap, B's cache closed until that went)
+ *   late MS             a 32 MiB working set; for 1.5 s, site B's churn
+ *                       as in expire (kept); then eight 3 MiB mappings
+ *                       (site C, too small to watch), B's churn for MS ms
+ *                       more, and C written whole, with no call between
+ *                       (what B kept meanwhile is still there when C's
+ *                       pages come, and nothing looks: an open defect,
+ *                       BENCHMARKS.md "touched later"); vmhwm_kb=
  *
  * Sizes take K, M, G suffixes.
  */
@@ -145,6 +165,56 @@ static void write_paced(char *q, double ms)
 	*q = 1;
 	for (t = now_ms(); now_ms() < t + ms;)
 		;
+}
+
+/* refill: for MS ms, rounds of 16 mappings of one bytes written whole and
+ * unmapped; into *faults and *rounds, those of the last LAST ms, and into
+ * *first the faults of the first round of those.  Nonzero if an mmap
+ * failed. */
+/* 16 mappings of one bytes from one call site, written whole, then
+ * unmapped (expire's and refill's site B).  Nonzero if an mmap failed. */
+static __attribute__((noinline)) int round16(size_t one)
+{
+	char *b[16];
+	int k;
+	for (k = 0; k < 16; k++) {
+		b[k] = mmap(NULL, one, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b[k] == MAP_FAILED)
+			return 1;
+		write_pages(b[k], one, 1);
+	}
+	for (k = 0; k < 16; k++)
+		munmap(b[k], one);
+	return 0;
+}
+
+static long refill_n;
+static int refill_churn(size_t one, double ms, double last, long *faults, long *rounds, long *first)
+{
+	double end = now_ms() + ms;
+	while (now_ms() < end) {
+		int counted = end - now_ms() <= last;
+		long f0;
+		/* (and one mapping anew a round, never of one length twice, as a
+		 * program maps besides: the learner looks at its budget then) */
+		size_t dl = (256u << 10) + (size_t)(++refill_n % 4096) * pg;
+		char *d = mmap(NULL, dl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (d == MAP_FAILED)
+			return 1;
+		write_pages(d, dl, 1);
+		munmap(d, dl);
+		f0 = faults_of(RUSAGE_THREAD);
+		if (round16(one))
+			return 1;
+		if (counted) {
+			if (!*rounds)
+				*first = faults_of(RUSAGE_THREAD) - f0;
+			*faults += faults_of(RUSAGE_THREAD) - f0;
+			(*rounds)++;
+		}
+		usleep(20 * 1000); /* (a look at the next call) */
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -265,14 +335,8 @@ int main(int argc, char **argv)
 			return 1;
 		write_pages(a, one, 1);
 		for (end = now_ms() + 1500; now_ms() < end;) {
-			for (k = 0; k < 16; k++) {
-				b[k] = mmap(NULL, one, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-				if (b[k] == MAP_FAILED)
-					return 1;
-				write_pages(b[k], one, 1);
-			}
-			for (k = 0; k < 16; k++)
-				munmap(b[k], one);
+			if (round16(one))
+				return 1;
 			usleep(20 * 1000); /* (a look at the next call) */
 			rounds++;
 		}
@@ -290,8 +354,44 @@ int main(int argc, char **argv)
 		for (k = 0; k < 8; k++)
 			write_pages(c[k], part, 1);
 		printf("rounds=%ld vmhwm_kb=%ld\n", rounds, status_kb("VmHWM:"));
+	} else if (argc >= 2 && !strcmp(argv[1], "refill")) {
+		size_t work = 32u << 20, big = 64u << 20, one = 1u << 20;
+		char *w = probe_map(work), *a, *a2;
+		long steady = 0, after = 0, n_steady = 0, n_after = 0, first = -1, unused;
+		write_pages(w, work, 1);
+		a = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (a == MAP_FAILED)
+			return 1;
+		write_pages(a, big, 1);
+		if (refill_churn(one, 2000, 400, &steady, &n_steady, &unused))
+			return 1;
+		munmap(a, big);
+		a2 = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (a2 == MAP_FAILED)
+			return 1;
+		write_pages(a2, big, 1);
+		if (refill_churn(one, 400, 400, &after, &n_after, &first))
+			return 1;
+		printf("steady_faults=%ld after_faults=%ld first_after=%ld rounds=%ld\n", n_steady ? steady / n_steady : -1,
+		       n_after ? after / n_after : -1, first, n_after);
+	} else if (argc >= 3 && !strcmp(argv[1], "late")) {
+		size_t work = 32u << 20, one = 1u << 20, part = 3u << 20;
+		char *c[8], *w = probe_map(work);
+		long unused = 0, n = 0, first;
+		int k;
+		write_pages(w, work, 1);
+		if (refill_churn(one, 1500, 0, &unused, &n, &first))
+			return 1;
+		for (k = 0; k < 8; k++)
+			if ((c[k] = mmap(NULL, part, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+				return 1;
+		if (refill_churn(one, atof(argv[2]), 0, &unused, &n, &first))
+			return 1;
+		for (k = 0; k < 8; k++)
+			write_pages(c[k], part, 1);
+		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 	} else {
-		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire ... (see autoprobe.c)\n");
+		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late ... (see autoprobe.c)\n");
 		return 2;
 	}
 	return 0;
