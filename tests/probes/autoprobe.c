@@ -167,10 +167,6 @@ static void write_paced(char *q, double ms)
 		;
 }
 
-/* refill: for MS ms, rounds of 16 mappings of one bytes written whole and
- * unmapped; into *faults and *rounds, those of the last LAST ms, and into
- * *first the faults of the first round of those.  Nonzero if an mmap
- * failed. */
 /* 16 mappings of one bytes from one call site, written whole, then
  * unmapped (expire's and refill's site B).  Nonzero if an mmap failed. */
 static __attribute__((noinline)) int round16(size_t one)
@@ -189,6 +185,10 @@ static __attribute__((noinline)) int round16(size_t one)
 }
 
 static long refill_n;
+/* refill: for MS ms, rounds of 16 mappings of one bytes written whole and
+ * unmapped; into *faults and *rounds, those of the last LAST ms, and into
+ * *first the faults of the first round of those.  Nonzero if an mmap
+ * failed. */
 static int refill_churn(size_t one, double ms, double last, long *faults, long *rounds, long *first)
 {
 	double end = now_ms() + ms;
