@@ -930,7 +930,7 @@ static uint64_t sample_resident(uintptr_t s, uintptr_t e, uint64_t *pages)
 	return res;
 }
 
-static void watch_drop(uintptr_t s, uintptr_t e);
+static uint64_t watch_drop(uintptr_t s, uintptr_t e);
 
 /* A region big against the extra that goes (kept or unmapped) while the
  * program's own RSS may be past its peak seen so far (by the figures of the
@@ -983,8 +983,14 @@ uint64_t auto_gone(const struct region *r, int unmap)
 	if (big_gone(len) && held())
 		rss_refresh(os_now_ns(), 1);
 	fell = shrinks(r->start, len, r->epoch, unmap);
-	if (len >= WATCH_MIN)
-		watch_drop(r->start, r->end);
+	/* What its windows populated ahead is in that resident figure, and
+	 * their charge leaves what the watches hold (which the look takes off
+	 * RSS) at once: counted in both, the program's own would rise by it
+	 * at the next look, taken for touches of its new mappings. */
+	if (len >= WATCH_MIN) {
+		uint64_t charged = watch_drop(r->start, r->end);
+		fell = fell > charged ? fell - charged : 0;
+	}
 	now = os_now_ns();
 	spin_lock(&S.lock);
 	s->gone++;
@@ -1091,9 +1097,11 @@ void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t siz
 }
 
 /* Stop watching what overlaps [s, e), waiting for a poll in progress there
- * (it may be advising it); wlock held on entry and exit. */
-static void unwatch_locked(uintptr_t s, uintptr_t e)
+ * (it may be advising it); wlock held on entry and exit.  Returns the
+ * charges released. */
+static uint64_t unwatch_locked(uintptr_t s, uintptr_t e)
 {
+	uint64_t released = 0;
 	int k;
 	for (k = 0; k < WATCH_MAX; k++) {
 		struct watch *w = &watches[k];
@@ -1107,18 +1115,22 @@ static void unwatch_locked(uintptr_t s, uintptr_t e)
 		if (!w->live)
 			continue;
 		front_release(w->held);
+		released += w->held;
 		w->live = 0;
 		__atomic_store_n(&S.nwatch, S.nwatch - 1, __ATOMIC_RELAXED);
 	}
+	return released;
 }
 
-static void watch_drop(uintptr_t s, uintptr_t e)
+static uint64_t watch_drop(uintptr_t s, uintptr_t e)
 {
+	uint64_t released;
 	if (!__atomic_load_n(&S.nwatch, __ATOMIC_RELAXED))
-		return;
+		return 0;
 	spin_lock(&S.wlock);
-	unwatch_locked(s, e);
+	released = unwatch_locked(s, e);
 	spin_unlock(&S.wlock);
+	return released;
 }
 
 void auto_forget(uintptr_t start, size_t len)

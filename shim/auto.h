@@ -46,18 +46,21 @@ void auto_taken(size_t len, size_t resident, uint32_t kept_epoch, uint32_t *epoc
  * (key: the malloc block of size bytes, [start, start+len) its whole pages
  * inside; NULL for an mmap).  No system call. */
 void auto_mapped(int site, uintptr_t start, size_t len, const void *key, size_t size, uint32_t epoch);
-/* A tracked region or block goes away whole (unmap: munmap of exactly it;
- * else free), still mapped: what it teaches, if it was watched (RF_AUTO).
- * For an unmap, returns the bytes it will free that the learner counts no
- * more (0 mostly; a mincore per 256 pages when not 0): the munmap wrapper
- * passes them to auto_unmapped once its munmap is done.  (A free may leave
- * the memory to the allocator: 0, the learner's guess high for a while,
- * the safe side.) */
+/* A tracked region or block goes away whole (munmap of exactly it, or
+ * free), still mapped: what it teaches, if it was watched (RF_AUTO).
+ * With unmap (a munmap, or a free: the allocator may unmap the block),
+ * returns the bytes it will free that the learner counts no more (0
+ * mostly; a mincore per 256 pages when not 0), less what the learner's
+ * windows ahead in it held charged (their charge goes now): the wrapper
+ * passes them to auto_unmapped once the memory is seen gone (the munmap
+ * done; after a free, the block's page unmapped: an allocator that keeps
+ * it frees nothing).  Without (a realloc: the block may move with its
+ * pages), 0. */
 uint64_t auto_gone(const struct region *r, int unmap);
 /* A region auto_gone took for one to be kept (a recycle rule's) was not
  * kept after all: the program's munmap unmaps it.  Returns as auto_gone. */
 uint64_t auto_dropped(const struct region *r, int unmap);
-/* The munmap of what auto_gone or auto_dropped returned is done. */
+/* What auto_gone or auto_dropped returned has left RSS. */
 void auto_unmapped(uint64_t resident);
 /* The program changes [start, start+len) otherwise (munmap of a part,
  * MAP_FIXED, mremap, mprotect, madvise, userfaultfd): stop watching it,

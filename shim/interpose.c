@@ -801,13 +801,23 @@ static void __attribute__((noinline)) block(enum entry e, void *p, size_t size, 
 	guard_leave(g);
 }
 
-static void __attribute__((noinline)) before_free(void *p)
+static void __attribute__((noinline)) before_free(void *p, struct fate *fate)
 {
 	struct guard g;
 	if (!p || !shim_on())
 		return;
 	g = guard_enter();
-	pf_free(p);
+	pf_free(p, fate);
+	guard_leave(g);
+}
+
+static void after_free(const struct fate *fate)
+{
+	struct guard g;
+	if (likely(!fate->fell))
+		return;
+	g = guard_enter();
+	pf_freed(fate);
 	guard_leave(g);
 }
 
@@ -870,10 +880,12 @@ EXPORT void *calloc(size_t n, size_t size)
 
 static void __attribute__((noinline)) free_slow(void *p)
 {
+	struct fate fate = { 0, 0 };
 	if (boot_owns(p))
 		return; /* the bootstrap arena is never reused */
-	before_free(p);
+	before_free(p, &fate);
 	NEXT(free)(p);
+	after_free(&fate);
 }
 
 EXPORT void free(void *p)
@@ -895,7 +907,7 @@ static void *__attribute__((noinline)) realloc_slow(void *old, size_t size, cons
 		return p;
 	}
 	if (old && in_blocks(old))
-		before_free(old);
+		before_free(old, NULL);
 	p = NEXT(realloc)(old, size);
 	if (size >= block_min() && size)
 		block(E_realloc, p, size, ret);

@@ -850,6 +850,18 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	return p;
 }
 
+/* The allocator may keep a freed block (an arena's, or one it caches), or
+ * unmap it (glibc, one it mapped for the block): the block's own page
+ * still there says it kept it.  (Another thread's mapping there since:
+ * taken for kept, the safe side.)  Only for blocks whose count went: a
+ * mincore per free of a long-used large block. */
+void pf_freed(const struct fate *fate)
+{
+	unsigned char v;
+	if (fate->fell && sys_mincore((void *)fate->at, page_size, &v) != 0 && errno == ENOMEM)
+		auto_unmapped(fate->fell);
+}
+
 int pf_munmap(void *addr, size_t len)
 {
 	int (*f)(void *, size_t) = REAL(munmap);
@@ -1528,17 +1540,22 @@ void pf_block(enum entry e, void *p, size_t size, const void *ret)
 	apply(&rq, &pl, (void *)s, t > s ? t - s : 0, p);
 }
 
-void pf_free(void *p)
+void pf_free(void *p, struct fate *fate)
 {
 	struct region r;
+	int unmap = fate != NULL;
 	if (unlikely(S.profile_on))
 		profile_free(p);
 	if (!blocks_take(p, &r))
 		return;
 	if (auto_on) {
-		auto_gone(&r, 0);
+		uint64_t fell = auto_gone(&r, unmap);
 		if ((r.flags & (RF_RECYCLE | RF_AUTO)) == RF_RECYCLE)
-			auto_dropped(&r, 0); /* (a block is never kept here) */
+			fell = auto_dropped(&r, unmap); /* (a block is never kept here) */
+		if (fate) {
+			fate->at = r.start;
+			fate->fell = fell;
+		}
 	}
 	worker_cancel(r.start, r.end - r.start);
 	if ((r.flags & RF_LOCKED) && !S.program_locks_all)

@@ -70,6 +70,17 @@ void pf_limit(int resource, int done);
 
 /* The malloc family: a block of pf_block_min or more came back. */
 void pf_block(enum entry e, void *p, size_t size, const void *ret);
-/* Before free (and realloc) of p, when p lies within the blocks' bounds. */
-void pf_free(void *p);
+/* Before free (and realloc) of p, when p lies within the blocks' bounds.
+ * A free (fate non-null) of a block the learner no longer counts as coming
+ * returns in *fate what pf_freed needs once the allocator is done with it;
+ * a realloc passes NULL (the block may move with its pages: nothing fell). */
+struct fate {
+	uintptr_t at;  /* a page of the block's own */
+	uint64_t fell; /* its resident bytes (0: nothing to tell) */
+};
+void pf_free(void *p, struct fate *fate);
+/* After the allocator's free of a block pf_free filled *fate for: if the
+ * allocator unmapped it, RSS fell by what it had resident (auto_unmapped);
+ * if it kept it, nothing fell. */
+void pf_freed(const struct fate *fate);
 #endif

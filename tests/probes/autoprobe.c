@@ -50,7 +50,7 @@
  *                       counting as coming: taken off again, C went
  *                       uncounted, and what B kept stayed); rounds= of B,
  *                       vmhwm_kb=
- *   refill              a 32 MiB working set and a 64 MiB buffer written
+ *   refill [malloc]     a 32 MiB working set and a 64 MiB buffer written
  *                       whole (site A); for 2 s, 16 1 MiB mappings
  *                       written whole and unmapped (site B: kept); then the
  *                       buffer unmapped, a second one (site A2) mapped and
@@ -62,7 +62,9 @@
  *                       (each round maps 256 KiB and more anew, too: the
  *                       learner weighs its budget then; the first buffer, touched whole, stops counting as
  *                       coming; taken for coming again when RSS fell at its
- *                       unmap, B's cache closed until that went)
+ *                       unmap, B's cache closed until that went); malloc:
+ *                       the two buffers malloc'd and freed (glibc maps and
+ *                       unmaps them itself)
  *   late MS             a 32 MiB working set; for 1.5 s, site B's churn
  *                       as in expire (kept); then eight 3 MiB mappings
  *                       (site C, too small to watch), B's churn for MS ms
@@ -358,16 +360,20 @@ int main(int argc, char **argv)
 		size_t work = 32u << 20, big = 64u << 20, one = 1u << 20;
 		char *w = probe_map(work), *a, *a2;
 		long steady = 0, after = 0, n_steady = 0, n_after = 0, first = -1, unused;
+		int heap = argc >= 3 && !strcmp(argv[2], "malloc");
 		write_pages(w, work, 1);
-		a = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (a == MAP_FAILED)
+		a = heap ? malloc(big) : mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (!a || a == MAP_FAILED)
 			return 1;
 		write_pages(a, big, 1);
 		if (refill_churn(one, 2000, 400, &steady, &n_steady, &unused))
 			return 1;
-		munmap(a, big);
-		a2 = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (a2 == MAP_FAILED)
+		if (heap)
+			free(a);
+		else
+			munmap(a, big);
+		a2 = heap ? malloc(big) : mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (!a2 || a2 == MAP_FAILED)
 			return 1;
 		write_pages(a2, big, 1);
 		if (refill_churn(one, 400, 400, &after, &n_after, &first))
