@@ -60,7 +60,9 @@ uint64_t recycle_kept_total(void);
  * what of RSS may be the cache's. */
 uint64_t recycle_held_total(void);
 /* Of the kept bytes given back so far (munmaps done; never falls), those
- * that were resident: what RSS fell by.  For the learner's count of what
+ * that were resident, and those a reused region scattered all over had
+ * resident when dropped whole to clear it: what RSS fell by by the cache's
+ * doing.  For the learner's count of what
  * the program itself made resident between two looks.  Counted only after
  * recycle_count_given(): then a region whose resident pages the cache does
  * not know (most of the learner's) costs a mincore per 256 pages when
