@@ -535,6 +535,16 @@ static int front_reserve(uint64_t n, uint64_t pending)
 	 * pending: as front_pending just read them) */
 	if (__atomic_load_n(&S.rss, __ATOMIC_RELAXED) + __atomic_load_n(&S.added, __ATOMIC_RELAXED) + pending + n > top())
 		return 0;
+	/* Nor more than the extra in all, wherever RSS is: unlike a kept
+	 * region a window cannot be given back, and the program may come back
+	 * to its peak.  (Windows queued while the program was under it, in a
+	 * 64 MiB mapping whose front moved again when khugepaged, it seems,
+	 * filled a huge page it had advised, held 6 MiB against an extra of
+	 * 5.2: RSS past the top whenever the program was at its peak, and a
+	 * churn beside it kept nothing for the rest of the run, autoprobe
+	 * expire, 2 runs of 40.) */
+	if (__atomic_load_n(&S.front_held, __ATOMIC_RELAXED) + n > extra())
+		return 0;
 	__atomic_add_fetch(&S.added, n, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&S.front_held, n, __ATOMIC_RELAXED);
 	note_held();
