@@ -46,7 +46,9 @@
  *
  * The budget (below, "set-up and the budget"): RSS never more than the
  * program's own peak and the lesser of PERCENT of it and CAP (10% and 256
- * MiB, or PREFAULT_AUTO_BUDGET), never less than 2 MiB or one huge page.  Populate holds
+ * MiB, or PREFAULT_AUTO_BUDGET), never less than 2 MiB or one huge page;
+ * what the program mapped and has not touched yet counts as coming for 0.5
+ * to 1 s, and kept regions make room for it.  Populate holds
  * nothing the program would not touch: it acts on sites 90% touched, and
  * backs off under 80%.
  *
@@ -109,6 +111,8 @@
 #define RSS_EVERY_NS (10ull * 1000 * 1000)
 #define GROWN_NS (10ull * 1000 * 1000)   /* with no look to count from, what was mapped counts so long */
 #define UNTOUCHED_NS (500ull * 1000 * 1000) /* what is left of grown goes at the first look after 1 to 2 of these */
+#define FRESH_NS (10ull * 1000 * 1000)  /* what was mapped so lately may be being touched: not yet late */
+#define ASK_TURN_MAX 128                /* unmaps of the old part asked about an epoch (shrinks) */
 #define STACK (64u << 10)
 
 enum { AS_OBSERVE, AS_DECIDING, AS_RECYCLE, AS_POPULATE, AS_BACKGROUND, AS_FRONT, AS_OFF };
@@ -189,8 +193,12 @@ static struct {
 	uint64_t old_gone;       /* of that, unmapped since the last look (shrinks) */
 	uint64_t old_until;
 	uint32_t epoch;          /* counts the times grown_old was set: a mapping's age (auto_epoch) */
+	uint32_t asked;          /* unmaps of the old part asked about this epoch */
 	uint64_t own, own_at;    /* the program's own making resident (own_rss), at the last look counted */
 	uint64_t fallen;         /* of the program's unmaps of mappings no longer counted, the resident (munmaps done; never falls) */
+	uint64_t fresh[2];       /* of grown, what was counted in the slot of FRESH_NS ... */
+	uint64_t slot[2];        /* ... numbered so (time / FRESH_NS; even slots in [0]) */
+	uint64_t stale;          /* of grown at the last look counted, what is not fresh */
 	spin_t glock;            /* the counting of grown at a look (a look's tried, never waited for) */
 	uint64_t added;          /* since: populated ahead by us */
 	uint64_t front_held;     /* the watches' charges */
@@ -211,8 +219,11 @@ static struct {
  * region the program unmaps leaves RSS as it was (an arena the program
  * freed was in its peak already): so keeping is allowed while RSS is under
  * that top, and what is kept is given back (trimmed) as soon as the
- * program grows past it by other means.  Populating ahead of the program
- * adds to RSS: it must fit under the top as it is.
+ * program grows past it by other means, or has mapped, and not yet
+ * touched, what would take it past (count_grown: the program may touch it
+ * with no call between, and no look sees RSS rise until it has).
+ * Populating ahead of the program adds to RSS: it must fit under the top
+ * as it is.
  *
  * RSS is read (statm; the program's own is that less what the learner
  * holds; its peak the most seen so, or getrusage's peak less the most the
@@ -301,6 +312,60 @@ static uint64_t measure(uint64_t *peak, uint64_t *over)
 	return rss;
 }
 
+/* Of a mapping of len, what is counted as coming: weight per 1024 of it
+ * (weight_of: as much as the site's earlier mappings came back touched). */
+static uint64_t counted(uint64_t len, unsigned weight) { return len / page_size * weight / 1024 * page_size; }
+
+/* What is counted is fresh for 10 to 20 ms: it goes in its slot of
+ * FRESH_NS (the clock is read without a system call), and a look counts as
+ * fresh the slot it is in and the one before.  A slot's figure is begun
+ * under the look's lock, tried once: another thread's add then goes into
+ * the slot before, which goes earlier (the safe side: counted stale). */
+static void fresh_add(uint64_t x)
+{
+	uint64_t s = os_now_ns() / FRESH_NS;
+	int i = (int)(s & 1);
+	if (!x)
+		return;
+	if (__atomic_load_n(&S.slot[i], __ATOMIC_ACQUIRE) != s && spin_lock_bounded(&S.glock, 0)) {
+		if (S.slot[i] != s) {
+			__atomic_store_n(&S.fresh[i], 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&S.slot[i], s, __ATOMIC_RELEASE);
+		}
+		spin_unlock(&S.glock);
+	}
+	__atomic_add_fetch(&S.fresh[i], x, __ATOMIC_RELAXED);
+}
+
+/* Of grown, what is fresh at now (look's lock held): slots older than the
+ * one before now's are emptied. */
+static uint64_t fresh_now(uint64_t now)
+{
+	uint64_t s = now / FRESH_NS, f = 0;
+	int i;
+	for (i = 0; i < 2; i++) {
+		if (S.slot[i] + 1 < s)
+			__atomic_store_n(&S.fresh[i], 0, __ATOMIC_RELAXED);
+		f += __atomic_load_n(&S.fresh[i], __ATOMIC_RELAXED);
+	}
+	return f;
+}
+
+/* Takes up to x out of what counts as fresh (the later slot's first).
+ * Under S.glock. */
+static void fresh_take(uint64_t x)
+{
+	int k, later = S.slot[1] > S.slot[0];
+	for (k = 0; k < 2 && x; k++) {
+		int i = k ? !later : later;
+		uint64_t cur = __atomic_load_n(&S.fresh[i], __ATOMIC_RELAXED), t;
+		do
+			t = cur < x ? cur : x;
+		while (t && !__atomic_compare_exchange_n(&S.fresh[i], &cur, cur - t, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+		x -= t;
+	}
+}
+
 /* What the program mapped anew and has not made resident yet (grown), as
  * of a look that read own: RSS, plus what the cache has given back (of it,
  * what was resident), plus what the program's unmaps of mappings no longer
@@ -338,6 +403,13 @@ static uint64_t measure(uint64_t *peak, uint64_t *over)
  * the old goes; its unmap takes its length out of the old (shrinks), which
  * mends most of it.
  *
+ * Of what is left, what was counted in the last 10 to 20 ms is fresh (it
+ * may be being touched now); the rest (stale) has room made for it at the
+ * look, kept regions given back (rss_refresh).  Touches and unmaps take
+ * from the fresh first too: what they take from grown was mostly mapped
+ * lately.  A mapping counts as much of its length as its site's earlier
+ * ones came back touched (weight_of).
+ *
  * A look that cannot have the lock at once, or counts after a later one,
  * leaves it: the next look's figure has its part (own is a running
  * total). */
@@ -362,12 +434,14 @@ static void count_grown(uint64_t now, uint64_t own)
 			uint64_t fresh = before > (int64_t)old ? (uint64_t)before - old : 0;
 			if ((uint64_t)d > fresh)
 				old = old > (uint64_t)d - fresh ? old - ((uint64_t)d - fresh) : 0;
+			fresh_take((uint64_t)d); /* (and of what was counted lately first) */
 		}
 	} else {
 		g = __atomic_load_n(&S.grown, __ATOMIC_RELAXED);
 		old = g > 0 ? (uint64_t)g : 0;
 		S.old_until = now + GROWN_NS;
 		__atomic_store_n(&S.epoch, S.epoch + 1, __ATOMIC_RELEASE);
+		S.asked = 0;
 	}
 	S.own = own;
 	S.own_at = now;
@@ -385,8 +459,13 @@ static void count_grown(uint64_t now, uint64_t own)
 		/* (after grown fell: a mapping counted since reads this
 		 * epoch or the one before, the safe side: see shrinks) */
 		__atomic_store_n(&S.epoch, S.epoch + 1, __ATOMIC_RELEASE);
+		S.asked = 0;
 	}
 	S.grown_old = old < (uint64_t)g ? old : (uint64_t)g;
+	{
+		uint64_t f = fresh_now(now);
+		__atomic_store_n(&S.stale, (uint64_t)g > f ? (uint64_t)g - f : 0, __ATOMIC_RELAXED);
+	}
 	spin_unlock(&S.glock);
 }
 
@@ -395,7 +474,7 @@ static void count_grown(uint64_t now, uint64_t own)
  * more are kept until the next look finds room. */
 static void rss_refresh(uint64_t now, int force)
 {
-	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, p, t, over, fh, given;
+	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, p, t, over, fh, given, stale, want;
 	/* (now older than the last look: another thread looked since this
 	 * one read its clock; that look is fresh) */
 	if (!force && last && (now < last || now - last < RSS_EVERY_NS))
@@ -413,13 +492,26 @@ static void rss_refresh(uint64_t now, int force)
 	count_grown(now, rss + given - fh);
 	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
 	t = p + extra_of(p);
-	if (rss > t) { /* the program grew back, by other means than reusing */
-		uint64_t k = recycle_kept_total(), past = rss - t;
-		recycle_cap(0); /* (first: no region kept while the trim runs) */
+	/* What was mapped a while ago and is still untouched may be touched
+	 * with no call between (autoprobe late): kept regions make room for
+	 * it too.  Not what was mapped lately: a churn's own mappings, made,
+	 * touched and unmapped between two looks, would shut the cache at
+	 * every look (autoprobe expire).  Less what the windows hold:
+	 * resident, and in grown still. */
+	stale = __atomic_load_n(&S.stale, __ATOMIC_RELAXED);
+	want = (rss > fh ? rss - fh : 0) + stale;
+	if (want < rss)
+		want = rss;
+	if (want > t) {
+		uint64_t k = recycle_kept_total(), past = want - t, most = k > past ? k - past : 0;
+		/* (first: no region kept while the trim runs; past the top
+		 * already, none kept until a look finds room, the program grew
+		 * back by other means than reusing) */
+		recycle_cap(rss > t ? 0 : most);
 		/* Measured again, not worked out: other threads keep, take and
 		 * give back meanwhile, and a kept region need not be all
 		 * resident. */
-		if (recycle_trim(k > past ? k - past : 0)) {
+		if (recycle_trim(most)) {
 			rss = measure(&p, &over);
 			__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED);
 		}
@@ -447,6 +539,7 @@ static void grows(uint64_t len)
 	if (held()) /* (first: a look counts what was touched before this) */
 		rss_refresh(os_now_ns(), 0);
 	__atomic_add_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
+	fresh_add(len);
 	if (!held())
 		return;
 	t = top();
@@ -472,35 +565,69 @@ static uint32_t auto_epoch(void) { return __atomic_load_n(&S.epoch, __ATOMIC_ACQ
 
 /* The program gives a mapping [start, start+len) back (unmaps or frees
  * it, and it is not kept), still mapped, counted in grown at epoch e (read
- * before it was added: an epoch too old, never too new).  Of the new part,
- * or of the old: its length comes out (what of it was touched comes back
- * to grown when a look sees RSS fall).  Once its part went, not again: a
+ * before it was added: an epoch too old, never too new), as much as it
+ * counted (weight).  Of the new part: that comes out (what of it was
+ * touched comes back to grown when a look sees RSS fall).  Of the old,
+ * the same, less what was touched, asked (below).  Once its part went, not again: a
  * later mapping would go uncounted (autoprobe expire: peak RSS 9 MiB past
  * the top); but what of it was touched would still come back when RSS
  * falls, counted as coming when nothing is (a 256 MiB buffer used for 2 s
  * and unmapped: the cache trimmed and closed for up to a second).  So for
- * such a mapping returns its resident bytes (mincore: one system call per
- * 256 pages, only for a mapping older than 0.5 to 1 s), which
+ * such a mapping, and one of the old part, returns its resident bytes
+ * (mincore: one system call per 256 pages, only for a mapping in use
+ * across a turn of the epoch, every 0.5 to 1 s, or older), which
  * auto_unmapped counts as fallen once its munmap is done.  Under the
  * look's lock: an epoch that turns between the read and the count would
  * leave the old part too much, and take too much out when it goes.
  * Waited for (two threads' unmaps each lost when tried): a look holds it
  * briefly, with no system call, and no wrapper takes it twice (the guard). */
-static uint64_t shrinks(uintptr_t start, uint64_t len, uint32_t e, int unmap)
+static uint64_t shrinks(uintptr_t start, uint64_t len, uint32_t e, unsigned weight, int unmap)
 {
+	uint64_t c = counted(len, weight), res;
 	uint32_t now;
 	spin_lock(&S.glock);
 	now = S.epoch;
-	if (now - e < 2) {
-		__atomic_sub_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
+	/* (of the old part, asked about at most ASK_TURN_MAX times an epoch:
+	 * a program that unmaps thousands of mappings it never touched, each
+	 * asked, unmapped them 30% slower, costprobe keepmaps 8000 256K) */
+	if (now == e || (now - e == 1 && (!unmap || S.asked >= ASK_TURN_MAX))) {
+		__atomic_sub_fetch(&S.grown, (int64_t)c, __ATOMIC_RELAXED);
+		fresh_take(c);
 		if (now != e)
-			S.old_gone += len;
+			S.old_gone += c;
+		spin_unlock(&S.glock);
+		return 0;
 	}
+	if (now - e == 1)
+		S.asked++;
 	spin_unlock(&S.glock);
-	return now - e < 2 || !unmap ? 0 : (uint64_t)os_resident_pages(start, start + len, page_size) * page_size;
+	if (!unmap)
+		return 0;
+	res = (uint64_t)os_resident_pages(start, start + len, page_size) * page_size;
+	if (now - e == 1) {
+		/* Of the old part.  What of it was touched left grown when a look
+		 * saw RSS rise, from either part (the new first), and its fall
+		 * at the munmap would come back to the new part: taking its
+		 * length out of the old, as for the new part, carried the fall
+		 * into the next epoch, at every turn, for every mapping in use
+		 * across one (a churn's: 4 to 9 MiB still counted as coming 1.5 s
+		 * after the only untouched mapping was made, and the cache kept
+		 * shut for it: autoprobe expire).  So only the untouched comes
+		 * out, and the resident counts as fallen, as for an older
+		 * mapping. */
+		uint64_t out = c > res ? c - res : 0;
+		spin_lock(&S.glock);
+		if (S.epoch - e == 1) {
+			__atomic_sub_fetch(&S.grown, (int64_t)out, __ATOMIC_RELAXED);
+			fresh_take(out);
+			S.old_gone += out;
+		}
+		spin_unlock(&S.glock);
+	}
+	return res;
 }
 
-uint64_t auto_dropped(const struct region *r, int unmap) { return shrinks(r->start, r->end - r->start, r->epoch, unmap); }
+uint64_t auto_dropped(const struct region *r, int unmap) { return shrinks(r->start, r->end - r->start, r->epoch, r->weight, unmap); }
 
 void auto_unmapped(uint64_t resident)
 {
@@ -508,22 +635,33 @@ void auto_unmapped(uint64_t resident)
 		__atomic_add_fetch(&S.fallen, resident, __ATOMIC_RELEASE);
 }
 
-/* A region reused: what of it was not resident is the program's to touch.
- * But when it was kept, what of it was left untouched still counted (a
+/* A region reused: of what the site's mappings come back touched, what is
+ * not resident is the program's to touch (counted as all that was not
+ * resident, a site touching half of each 8 MiB region, the same half each
+ * time, counted 2 MiB coming at each reuse that never came, and its cache
+ * was given back for it: autoprobe sparse 400 8M 2).  But when it was kept, what of it was left untouched still counted (a
  * region kept is not shrunk: its untouched part is not known), unless its
  * epoch went: counted again at each reuse, a site reusing regions half
  * touched piled up 300 MiB counted as coming within a second (32 such 2
  * MiB regions reused 8 times), and the cache was given back whole at the
  * next new mapping.  So counted again only once its epoch went, and it
  * takes the epoch of the count it is in. */
-void auto_taken(size_t len, size_t resident, uint32_t kept_epoch, uint32_t *epoch)
+void auto_taken(size_t len, size_t resident, uint32_t kept_epoch, struct request *rq)
 {
-	if (resident == (size_t)-1)
-		grows(len);
-	else if (__atomic_load_n(&S.epoch, __ATOMIC_RELAXED) - kept_epoch < 2)
-		*epoch = kept_epoch;
-	else if (resident < len / page_size)
-		__atomic_add_fetch(&S.grown, (int64_t)(len - resident * page_size), __ATOMIC_RELAXED);
+	if (resident == (size_t)-1) {
+		grows(counted(len, rq->weight));
+	} else if (__atomic_load_n(&S.epoch, __ATOMIC_RELAXED) - kept_epoch < 2) {
+		rq->epoch = kept_epoch;
+	} else {
+		/* (the program touches as much of it as the site's mappings came
+		 * back touched, mostly the pages it touched before: they are
+		 * resident) */
+		uint64_t c = counted(len, rq->weight), r = (uint64_t)resident * page_size;
+		if (c > r) {
+			__atomic_add_fetch(&S.grown, (int64_t)(c - r), __ATOMIC_RELAXED);
+			fresh_add(c - r);
+		}
+	}
 }
 
 /* Room under the top for n bytes more made resident (populating ahead):
@@ -854,6 +992,21 @@ static void recycle_review(int i)
 		back_off(i, AO_UNUSED, reused, kept);
 }
 
+/* What a site's mappings count as coming, per 1024 of their length: as
+ * much as its earlier ones came back touched (mincore at their unmaps), all
+ * of it until one has.  A site that maps 64 MiB and touches 1% again and
+ * again counts 1%: counted whole, its regions kept and reused counted 63
+ * MiB to come at every look, and the cache was given back for them
+ * (autoprobe sparse 200 64M 100: 3x slower).  (Read without the lock: a
+ * figure a little off at worst.)  A site that turns dense after a sparse
+ * start is counted low until its count goes (0.5 to 1 s): RSS past the top
+ * then is seen at the next look, as before counting. */
+static unsigned weight_of(const struct asite *s)
+{
+	uint64_t pages = __atomic_load_n(&s->pages, __ATOMIC_RELAXED), touched = __atomic_load_n(&s->touched, __ATOMIC_RELAXED);
+	return !pages || touched >= pages ? 1024 : (unsigned)(touched * 1024 / pages) + 1;
+}
+
 int auto_request(struct request *rq, int *watch)
 {
 	struct asite *s;
@@ -880,10 +1033,11 @@ int auto_request(struct request *rq, int *watch)
 	 * the wrapper says after its take whether it was (auto_taken): asked
 	 * before, another thread could take the region meanwhile, and the
 	 * mapping would go uncounted. */
+	rq->weight = (uint16_t)weight_of(s);
 	if (st == AS_RECYCLE && rq->call == CALL_MMAP && recycles(s, len))
 		*watch = AUTO_TAKEN;
 	else
-		grows(len);
+		grows(counted(len, rq->weight));
 	switch (st) {
 	case AS_RECYCLE:
 		if (!recycles(s, len))
@@ -971,7 +1125,7 @@ uint64_t auto_gone(const struct region *r, int unmap)
 			rss_refresh(os_now_ns(), big_gone(len));
 			return 0;
 		}
-		fell = shrinks(r->start, len, r->epoch, unmap);
+		fell = shrinks(r->start, len, r->epoch, r->weight, unmap);
 		if (r->rule < 0 || r->rule >= __atomic_load_n(&P.nrules, __ATOMIC_ACQUIRE))
 			return fell;
 		i = rule_site[r->rule];
@@ -992,7 +1146,7 @@ uint64_t auto_gone(const struct region *r, int unmap)
 	s = &sites[i];
 	if (big_gone(len) && held())
 		rss_refresh(os_now_ns(), 1);
-	fell = shrinks(r->start, len, r->epoch, unmap);
+	fell = shrinks(r->start, len, r->epoch, r->weight, unmap);
 	/* What its windows populated ahead is in that resident figure, and
 	 * their charge leaves what the watches hold (which the look takes off
 	 * RSS) at once: counted in both, the program's own would rise by it
@@ -1054,7 +1208,7 @@ uint64_t auto_gone(const struct region *r, int unmap)
 
 static void *watcher_main(void *arg);
 
-void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t size, uint32_t epoch)
+void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t size, const struct request *rq)
 {
 	struct region reg;
 	struct asite *s = &sites[i];
@@ -1066,7 +1220,8 @@ void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t siz
 	reg.end = start + len;
 	reg.rule = i;
 	reg.flags = RF_AUTO;
-	reg.epoch = epoch;
+	reg.epoch = rq->epoch;
+	reg.weight = rq->weight;
 	if ((key ? blocks_add(key, &reg) : regions_add(&reg)) != 0)
 		return;
 	/* Watched: large, a site not yet decided that has not shown it is

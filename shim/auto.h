@@ -33,19 +33,21 @@ struct policy *auto_setup(const struct settings *set);
 /* A request of the program's (an mmap the rules did not match, a malloc
  * block of AUTO_BLOCK_MIN or more): the rule the learner has for its site,
  * or -1; *watch is then the site the result is to be watched under (or -1).
- * Sets rq->epoch, for the region the result is tracked as.  No system call. */
+ * Sets rq->epoch and rq->weight, for the region the result is tracked as.
+ * No system call. */
 int auto_request(struct request *rq, int *watch);
 /* *watch from auto_request for a length the learner recycles: the mmap
  * wrapper calls auto_taken after its take, with the pages the reused
  * region had resident, or (size_t)-1 when none was kept for it, and the
- * epoch recycle_take gave for it; *epoch (rq->epoch) becomes the one the
- * mapping counts in. */
+ * epoch recycle_take gave for it; rq->epoch becomes the one the mapping
+ * counts in. */
 #define AUTO_TAKEN (-2)
-void auto_taken(size_t len, size_t resident, uint32_t kept_epoch, uint32_t *epoch);
+void auto_taken(size_t len, size_t resident, uint32_t kept_epoch, struct request *rq);
 /* After the real call: the program got [start, start+len) for the site
  * (key: the malloc block of size bytes, [start, start+len) its whole pages
- * inside; NULL for an mmap).  No system call. */
-void auto_mapped(int site, uintptr_t start, size_t len, const void *key, size_t size, uint32_t epoch);
+ * inside; NULL for an mmap; rq: its request, for the epoch and weight it
+ * counts in).  No system call. */
+void auto_mapped(int site, uintptr_t start, size_t len, const void *key, size_t size, const struct request *rq);
 /* A tracked region or block goes away whole (munmap of exactly it, or
  * free), still mapped: what it teaches, if it was watched (RF_AUTO).
  * With unmap (a munmap, or a free: the allocator may unmap the block),

@@ -25,6 +25,7 @@ struct request {
 	const void *hint;   /* the address argument of mmap */
 	const void *ret;    /* return address in the calling object */
 	uint32_t epoch;     /* the learner's age count when it saw it (auto_request), else 0 */
+	uint16_t weight;    /* of each 1024 bytes of it, what the learner counts as coming (auto_request), else 0 */
 };
 
 /* Compile the policy for this process (program-name globs are decided here). */

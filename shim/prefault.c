@@ -554,6 +554,7 @@ static void step_track(struct act *x, const void *key)
 	reg.prot = x->rq->prot;
 	reg.mflags = x->rq->flags;
 	reg.epoch = x->rq->epoch;
+	reg.weight = x->rq->weight;
 	if ((key ? blocks_add(key, &reg) : regions_add(&reg)) == 0)
 		return;
 	if (x->rflags & RF_LOCKED)
@@ -816,7 +817,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		}
 	}
 	if (watch == AUTO_TAKEN) /* (the learner counts what the program maps anew) */
-		auto_taken(PAGE_UP(len), p != MAP_FAILED ? pl.recycled_resident : (size_t)-1, kept_epoch, &rq.epoch);
+		auto_taken(PAGE_UP(len), p != MAP_FAILED ? pl.recycled_resident : (size_t)-1, kept_epoch, &rq);
 	/* Under the policy's mlockall future the kernel would populate (and
 	 * lock) a reservation whole at once: an 8 GiB sparse table would take
 	 * 8 GiB.  Around this one call, future mappings are locked as they are
@@ -841,7 +842,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		} else {
 			stats_unmatched(0, len);
 			if (watch >= 0)
-				auto_mapped(watch, (uintptr_t)p, PAGE_UP(len), NULL, len, rq.epoch);
+				auto_mapped(watch, (uintptr_t)p, PAGE_UP(len), NULL, len, &rq);
 		}
 		if (unlikely(S.profile_on))
 			profile_map((uintptr_t)p, PAGE_UP(len), CALL_MMAP, ret, rq.mk, rq.pk);
@@ -1532,7 +1533,7 @@ void pf_block(enum entry e, void *p, size_t size, const void *ret)
 	if (rule < 0) {
 		stats_unmatched(1, size);
 		if (watch >= 0 && t > s)
-			auto_mapped(watch, s, t - s, p, size, rq.epoch);
+			auto_mapped(watch, s, t - s, p, size, &rq);
 		return;
 	}
 	stats_count_request(&g_stats.rules[rule], size);

@@ -14,6 +14,7 @@ struct reg {
 	uint16_t rule, flags;
 	int prot, mflags;
 	uint32_t epoch;
+	uint16_t weight;
 };
 
 struct block {
@@ -22,6 +23,7 @@ struct block {
 	uint64_t charged;
 	uint16_t rule, flags;
 	uint32_t epoch;
+	uint16_t weight;
 };
 struct btab {
 	size_t cap; /* a power of two */
@@ -200,6 +202,7 @@ int regions_add(const struct region *in)
 	r->prot = in->prot;
 	r->mflags = in->mflags;
 	r->epoch = in->epoch;
+	r->weight = in->weight;
 	rt_insert(&S.reg_tree, &r->node);
 	__atomic_store_n(&S.nreg, S.reg_tree.n, __ATOMIC_RELAXED);
 	if (in->flags & RF_LOCKED)
@@ -219,6 +222,7 @@ static void out_of(const struct reg *r, struct region *out)
 	out->prot = r->prot;
 	out->mflags = r->mflags;
 	out->epoch = r->epoch;
+	out->weight = r->weight;
 }
 
 int regions_take_exact(uintptr_t start, size_t len, struct region *out)
@@ -323,6 +327,7 @@ static void put(struct block *dst, const struct block *src)
 	dst->rule = src->rule;
 	dst->flags = src->flags;
 	dst->epoch = src->epoch;
+	dst->weight = src->weight;
 	set_key(dst, key_of(src));
 }
 
@@ -432,6 +437,7 @@ int blocks_add(const void *p, const struct region *r)
 	b.rule = (uint16_t)r->rule;
 	b.flags = (uint16_t)r->flags;
 	b.epoch = r->epoch;
+	b.weight = r->weight;
 	change_begin();
 	{
 		size_t i;
@@ -492,6 +498,7 @@ int blocks_take(const void *p, struct region *out)
 	out->flags = blk[i].flags;
 	out->prot = out->mflags = 0;
 	out->epoch = blk[i].epoch;
+	out->weight = blk[i].weight;
 	if (blk[i].flags & RF_LOCKED)
 		__atomic_fetch_sub(&S.nlocked, 1, __ATOMIC_RELAXED);
 	change_begin();

@@ -35,6 +35,7 @@ struct region {
 	unsigned flags;
 	int prot, mflags;       /* of the mmap call, for recycling */
 	uint32_t epoch;         /* the request's (struct request): the learner's count of its age */
+	uint16_t weight;        /* the request's: what of it the learner counts as coming, per 1024 */
 };
 
 /* Budget.  The limit comes from compute(), called on first use (it returns

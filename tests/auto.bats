@@ -140,10 +140,39 @@ budget_sizes() {
 	rounds=$(kv rounds "$output")
 	limit=$(jr r.json "d['auto']['budget']['limit']")
 	kept=$(jr r.json "sum(r['recycle']['kept'] for r in d['rules'])")
-	echo "peak RSS $plain kB without, $learned kB with (budget $limit B); $kept of $((rounds * 16)) unmaps kept"
+	late=$(kv late_round_faults "$output")
+	echo "peak RSS $plain kB without, $learned kB with (budget $limit B); $kept of $((rounds * 16)) unmaps kept; $late faults a round in the last 0.4 s"
 	[ $((learned * 1024)) -le $((plain * 1024 + limit + (2 << 20))) ]
-	# (the first round, and a little while the big mapping counts, aside)
-	[ $((kept * 2)) -ge $((rounds * 16)) ]
+	# While the big mapping counts as coming (0.5 to 1 s) the cache makes
+	# room for it; after, the churn is kept again (a round writes 16 MiB:
+	# 4,096 faults fresh, 0 all kept).  A churn mapping in use across a
+	# turn of the count carried its fall into the next, at every turn: 4
+	# to 5 MiB counted as coming for good, and the cache shut to the end
+	# (1 run of 6, before its unmap asked what of it was touched)
+	[ "$kept" -gt 0 ]
+	[ "$late" -le 1024 ]
+}
+
+# Eight 3 MiB mappings made while a churn is kept, and written 20 ms to
+# 0.3 s later with no call between: counted as coming, but that was heeded
+# only when the program mapped anew, and a look under the top opened the
+# cache again: VmHWM 75,632 kB against a line of some 67,200 (d0a0bb8).
+# Now what counted as coming for 10 ms or more, still untouched, has room
+# made for it at each look.  (Past 0.5 to 1 s it no longer counts: the
+# learner's stated limit, README.)
+@test "the budget: mappings made and touched later with no call between: peak RSS within the budget" {
+	needs_plain_runtime
+	plain=$(kv vmhwm_kb "$(shimmed "" "$AP" late 50)")
+	for ms in 50 300; do
+		REPORT="$BATS_TEST_TMPDIR/r$ms.json" run --separate-stderr shimmed auto "$AP" late $ms
+		[ "$status" -eq 0 ]
+		learned=$(kv vmhwm_kb "$output")
+		limit=$(jr r$ms.json "d['auto']['budget']['limit']")
+		echo "late $ms: peak RSS $plain kB without, $learned kB with (budget $limit B)"
+		[ $((learned * 1024)) -le $((plain * 1024 + limit + (2 << 20))) ]
+		# (and the churn was kept before: there was something to give back)
+		[ "$(jr r$ms.json "sum(r['recycle']['kept'] for r in d['rules'])")" -gt 100 ]
+	done
 }
 
 # A 64 MiB buffer written whole, used past the time a mapping counts as
