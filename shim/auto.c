@@ -112,7 +112,6 @@
 #define GROWN_NS (10ull * 1000 * 1000)   /* with no look to count from, what was mapped counts so long */
 #define UNTOUCHED_NS (500ull * 1000 * 1000) /* what is left of grown goes at the first look after 1 to 2 of these */
 #define FRESH_NS (10ull * 1000 * 1000)  /* what was mapped so lately may be being touched: not yet late */
-#define ASK_TURN_MAX 128                /* unmaps of the old part asked about an epoch (shrinks) */
 #define STACK (64u << 10)
 
 enum { AS_OBSERVE, AS_DECIDING, AS_RECYCLE, AS_POPULATE, AS_BACKGROUND, AS_FRONT, AS_OFF };
@@ -130,6 +129,7 @@ struct asite {
 	uint64_t gone, win_len[LENS], win_t0[LENS];
 	uint32_t win_n[LENS];
 	uint64_t measured, pages, touched;
+	uint32_t pm_max;        /* the most one of them came back touched, per mille (weight_of) */
 	uint32_t firsts, lates, scattered, untouched;
 	uint64_t late_ns;
 	/* for the report */
@@ -193,7 +193,6 @@ static struct {
 	uint64_t old_gone;       /* of that, unmapped since the last look (shrinks) */
 	uint64_t old_until;
 	uint32_t epoch;          /* counts the times grown_old was set: a mapping's age (auto_epoch) */
-	uint32_t asked;          /* unmaps of the old part asked about this epoch */
 	uint64_t own, own_at;    /* the program's own making resident (own_rss), at the last look counted */
 	uint64_t fallen;         /* of the program's unmaps of mappings no longer counted, the resident (munmaps done; never falls) */
 	uint64_t fresh[2];       /* of grown, what was counted in the slot of FRESH_NS ... */
@@ -323,12 +322,16 @@ static uint64_t counted(uint64_t len, unsigned weight) { return len / page_size 
  * the slot before, which goes earlier (the safe side: counted stale). */
 static void fresh_add(uint64_t x)
 {
-	uint64_t s = os_now_ns() / FRESH_NS;
-	int i = (int)(s & 1);
+	uint64_t s;
+	int i;
 	if (!x)
 		return;
-	if (__atomic_load_n(&S.slot[i], __ATOMIC_ACQUIRE) != s && spin_lock_bounded(&S.glock, 0)) {
-		if (S.slot[i] != s) {
+	s = os_now_ns() / FRESH_NS;
+	i = (int)(s & 1);
+	/* (only ever forward: a thread that read its clock before another
+	 * began a later slot here would empty that one) */
+	if (__atomic_load_n(&S.slot[i], __ATOMIC_ACQUIRE) < s && spin_lock_bounded(&S.glock, 0)) {
+		if (S.slot[i] < s) {
 			__atomic_store_n(&S.fresh[i], 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&S.slot[i], s, __ATOMIC_RELEASE);
 		}
@@ -441,7 +444,6 @@ static void count_grown(uint64_t now, uint64_t own)
 		old = g > 0 ? (uint64_t)g : 0;
 		S.old_until = now + GROWN_NS;
 		__atomic_store_n(&S.epoch, S.epoch + 1, __ATOMIC_RELEASE);
-		S.asked = 0;
 	}
 	S.own = own;
 	S.own_at = now;
@@ -459,7 +461,6 @@ static void count_grown(uint64_t now, uint64_t own)
 		/* (after grown fell: a mapping counted since reads this
 		 * epoch or the one before, the safe side: see shrinks) */
 		__atomic_store_n(&S.epoch, S.epoch + 1, __ATOMIC_RELEASE);
-		S.asked = 0;
 	}
 	S.grown_old = old < (uint64_t)g ? old : (uint64_t)g;
 	{
@@ -587,10 +588,7 @@ static uint64_t shrinks(uintptr_t start, uint64_t len, uint32_t e, unsigned weig
 	uint32_t now;
 	spin_lock(&S.glock);
 	now = S.epoch;
-	/* (of the old part, asked about at most ASK_TURN_MAX times an epoch:
-	 * a program that unmaps thousands of mappings it never touched, each
-	 * asked, unmapped them 30% slower, costprobe keepmaps 8000 256K) */
-	if (now == e || (now - e == 1 && (!unmap || S.asked >= ASK_TURN_MAX))) {
+	if (now == e || (now - e == 1 && !unmap)) {
 		__atomic_sub_fetch(&S.grown, (int64_t)c, __ATOMIC_RELAXED);
 		fresh_take(c);
 		if (now != e)
@@ -598,8 +596,6 @@ static uint64_t shrinks(uintptr_t start, uint64_t len, uint32_t e, unsigned weig
 		spin_unlock(&S.glock);
 		return 0;
 	}
-	if (now - e == 1)
-		S.asked++;
 	spin_unlock(&S.glock);
 	if (!unmap)
 		return 0;
@@ -614,7 +610,13 @@ static uint64_t shrinks(uintptr_t start, uint64_t len, uint32_t e, unsigned weig
 		 * after the only untouched mapping was made, and the cache kept
 		 * shut for it: autoprobe expire).  So only the untouched comes
 		 * out, and the resident counts as fallen, as for an older
-		 * mapping. */
+		 * mapping.  Every such unmap is asked: capped (128 an epoch),
+		 * a program with more mappings than that in use across each
+		 * turn carried the rest for good, now heeded at every look
+		 * (a review's finding).  The price: 8,000 mappings of 256 KiB
+		 * never touched, unmapped just after a turn, take 30% longer
+		 * (costprobe keepmaps 8000 256K); touched, their munmap frees
+		 * pages, and the ask is a small part of it. */
 		uint64_t out = c > res ? c - res : 0;
 		spin_lock(&S.glock);
 		if (S.epoch - e == 1) {
@@ -976,16 +978,19 @@ static void decide_populate(int i, uint64_t measured, uint64_t pm)
 }
 
 /* Every 64th request of a recycled site: did keeping pay?  (Regions the
- * budget had no room for are not the site's doing: counted against it,
- * a site churning while a large mapping of the program's still counted
- * as coming (count_grown) backed off for good, in 3 runs of 5 of
- * autoprobe expire.) */
+ * budget had no room for, or gave back, are not the site's doing: counted
+ * against it, a site churning while a large mapping of the program's still
+ * counted as coming (count_grown) backed off for good, in 3 runs of 5 of
+ * autoprobe expire; and one whose regions a look gave back for what was
+ * coming would read them kept and never reused.) */
 static void recycle_review(int i)
 {
 	const struct figs_rule *rs = &g_stats.rules[sites[i].rule];
 	uint64_t kept = st_get(&rs->recycle_kept), dropped = st_get(&rs->recycle_dropped);
 	uint64_t reused = st_get(&rs->recycle_reused), capped = recycle_capped(sites[i].rule);
+	uint64_t trimmed = recycle_trimmed(sites[i].rule);
 	dropped = dropped > capped ? dropped - capped : 0;
+	kept = kept > trimmed ? kept - trimmed : 0;
 	if (dropped >= 32 && dropped > kept)
 		back_off(i, AO_DROPPED, dropped, dropped + kept);
 	else if (kept >= 64 && reused * 4 < kept)
@@ -993,18 +998,24 @@ static void recycle_review(int i)
 }
 
 /* What a site's mappings count as coming, per 1024 of their length: as
- * much as its earlier ones came back touched (mincore at their unmaps), all
- * of it until one has.  A site that maps 64 MiB and touches 1% again and
- * again counts 1%: counted whole, its regions kept and reused counted 63
- * MiB to come at every look, and the cache was given back for them
- * (autoprobe sparse 200 64M 100: 3x slower).  (Read without the lock: a
- * figure a little off at worst.)  A site that turns dense after a sparse
- * start is counted low until its count goes (0.5 to 1 s): RSS past the top
- * then is seen at the next look, as before counting. */
+ * much as the most touched of its earlier ones (mincore at their unmaps),
+ * all of it until one has come back.  A site that maps 64 MiB and touches
+ * 1% again and again counts 1%: counted whole, its regions kept and reused
+ * counted 63 MiB to come at every look, and the cache was given back for
+ * them (autoprobe sparse 200 64M 100: 3x slower).  The most, not the mean:
+ * the count is one pool, and a mapping touched past what it counted takes
+ * the rest from other mappings' counts (a site of mappings half untouched
+ * and half touched whole, counted at the mean, would have hidden the
+ * others' as fast as it touched).  Measured only while the site observes
+ * (its first 4 unmaps, then every 16th): a site that turns denser after
+ * it recycles or populates is counted low for good, the unsafe side, as
+ * any count that went (open).  (Read without the lock: a figure a little
+ * off at worst.) */
 static unsigned weight_of(const struct asite *s)
 {
-	uint64_t pages = __atomic_load_n(&s->pages, __ATOMIC_RELAXED), touched = __atomic_load_n(&s->touched, __ATOMIC_RELAXED);
-	return !pages || touched >= pages ? 1024 : (unsigned)(touched * 1024 / pages) + 1;
+	uint64_t n = __atomic_load_n(&s->measured, __ATOMIC_ACQUIRE);
+	uint32_t pm = __atomic_load_n(&s->pm_max, __ATOMIC_RELAXED);
+	return !n || pm >= 1000 ? 1024 : pm * 1024 / 1000 + 1;
 }
 
 int auto_request(struct request *rq, int *watch)
@@ -1184,7 +1195,9 @@ uint64_t auto_gone(const struct region *r, int unmap)
 		return fell;
 	}
 	spin_lock(&S.lock);
-	s->measured++;
+	if (pm > s->pm_max) /* (before measured: weight_of reads them so, unlocked) */
+		__atomic_store_n(&s->pm_max, (uint32_t)pm, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->measured, s->measured + 1, __ATOMIC_RELEASE);
 	s->pages += pages;
 	s->touched += res;
 	pm = s->touched * 1000 / s->pages;

@@ -854,8 +854,9 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 /* The allocator may keep a freed block (an arena's, or one it caches), or
  * unmap it (glibc, one it mapped for the block): the block's own page
  * still there says it kept it.  (Another thread's mapping there since:
- * taken for kept, the safe side.)  Only for blocks whose count went: a
- * mincore per free of a long-used large block. */
+ * taken for kept, the safe side.)  Only for blocks the learner asked
+ * about (auto_gone: in use across a turn of its count, or older): a
+ * mincore more per free of such a large block. */
 void pf_freed(const struct fate *fate)
 {
 	unsigned char v;

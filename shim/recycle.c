@@ -157,6 +157,9 @@ static uint64_t kept_bytes[POL_MAX_RULES], rule_max[POL_MAX_RULES];
 /* per rule, regions not kept because the learner's budget (total_cap) had
  * no room: of recycle_dropped */
 static uint64_t capped[POL_MAX_RULES];
+/* per rule, kept regions the learner's budget gave back (recycle_trim):
+ * kept, never to be reused, and not the rule's doing */
+static uint64_t trimmed[POL_MAX_RULES];
 
 void recycle_setup(const struct policy *pol)
 {
@@ -331,6 +334,8 @@ static int give_back_x(uintptr_t s, uintptr_t e, int max, int keep_out, uint64_t
 			res[k] = 0;
 			k++;
 		}
+		if (kept_gone) /* (a trim's) */
+			__atomic_add_fetch(&trimmed[((struct kept *)n)->cls->rule], 1, __ATOMIC_RELAXED);
 		gone += out_locked((struct kept *)n, &res[k - 1]);
 		n = next;
 	}
@@ -581,8 +586,6 @@ static int resident_runs(const unsigned char *vec, size_t pages, size_t (*run)[2
 	return n;
 }
 
-/* Zero what the program touched; returns the number of pages that were
- * resident (and so are again, now zero). */
 /* A scattered region dropped whole: what vec says was resident left RSS by
  * the cache's doing, given as a region given back is (the learner's look
  * took the fall for the program's, then the program's touches that
@@ -625,6 +628,8 @@ static size_t zero_window(uintptr_t base, const unsigned char *vec, size_t pages
 	return resident;
 }
 
+/* Zero what the program touched; returns the number of pages that were
+ * resident (and so are again, now zero). */
 static size_t zero_touched(uintptr_t s, size_t len, int swap)
 {
 	unsigned char vec[256];
@@ -918,6 +923,7 @@ uint64_t recycle_held_total(void)
 uint64_t recycle_given_total(void) { return __atomic_load_n(&S.given, __ATOMIC_ACQUIRE); }
 void recycle_count_given(void) { __atomic_store_n(&S.count_given, 1, __ATOMIC_RELAXED); }
 uint64_t recycle_capped(int rule) { return __atomic_load_n(&capped[rule], __ATOMIC_RELAXED); }
+uint64_t recycle_trimmed(int rule) { return __atomic_load_n(&trimmed[rule], __ATOMIC_RELAXED); }
 uint64_t recycle_kept_peak(void) { return __atomic_load_n(&S.kept_peak, __ATOMIC_RELAXED); }
 
 void recycle_release_rule(int rule)

@@ -73,6 +73,8 @@ uint64_t recycle_given_total(void);
 void recycle_count_given(void);
 /* Of a rule's recycle_dropped, those the cap of recycle_cap refused. */
 uint64_t recycle_capped(int rule);
+/* Of a rule's kept regions, those recycle_trim gave back. */
+uint64_t recycle_trimmed(int rule);
 uint64_t recycle_kept_peak(void);
 void recycle_release_rule(int rule);
 /* Give kept regions back until at most `most` bytes are kept; returns the
