@@ -252,7 +252,12 @@ code_name() {
 	run --separate-stderr "$PF" profile -o "$BATS_TEST_TMPDIR/t.json" -- /bin/true
 	jget "$BATS_TEST_TMPDIR/t.json" "{k: d[k] for k in ('faults', 'program_faults', 'program_sampled', 'lost')}"
 	[ -n "$SAN_RT" ] || [ "$(jget "$BATS_TEST_TMPDIR/t.json" "d['program_faults'] - d['program_sampled']")" -le 4 ]
-	[ "$(jget "$BATS_TEST_TMPDIR/t.json" "d['faults']['shim']")" -le 40 ]
+	# The shim's own: its tables and its reader thread.  Under ASan's runtime a
+	# reader thread that gets to run before the exit also fills the runtime's
+	# per-thread allocator cache, 16 pages of it and their shadow: 44 in 1
+	# run of 30 here (perf record: 31 faults of the reader thread, all in the
+	# runtime's memory), 13 in the others; CI saw 43.
+	[ "$(jget "$BATS_TEST_TMPDIR/t.json" "d['faults']['shim']")" -le $((${SAN_RT:+40} + 40)) ]
 }
 
 # Finding (under ASan, whose runtime maps through the shim before its constructor runs): a mapping made
