@@ -913,6 +913,7 @@ void recycle_add_rule(int rule, uint64_t max)
 }
 
 void recycle_cap(uint64_t total) { __atomic_store_n(&S.total_cap, total, __ATOMIC_RELAXED); }
+uint64_t recycle_cap_now(void) { return __atomic_load_n(&S.total_cap, __ATOMIC_RELAXED); }
 
 uint64_t recycle_kept_total(void) { return __atomic_load_n(&S.kept_total, __ATOMIC_RELAXED); }
 

@@ -55,6 +55,8 @@ uint64_t recycle_kept_bytes(int rule);
  * now; and a rule's kept regions given back (it backed off). */
 void recycle_add_rule(int rule, uint64_t max);
 void recycle_cap(uint64_t total);
+/* The cap recycle_cap set last. */
+uint64_t recycle_cap_now(void);
 uint64_t recycle_kept_total(void);
 /* Of the regions kept, the pages known not resident (asked about once a
  * stay, a mincore per 256 pages, at most 16 regions a call): the part of

@@ -146,13 +146,15 @@ budget_sizes() {
 	# A's 63 MiB, mapped and untouched, may be written at any moment with
 	# no call: while it is mapped the cache has no room past the extra (33
 	# to 49 MiB resident and 63 to come, against a line of some 54), so it
-	# holds no more than the extra, and of a round's 16 MiB (4,096 faults
-	# fresh) most faults.  Until the learner heeded all untouched memory, A
-	# counted for 0.5 to 1 s only, and the churn was kept whole after
-	# (written later, A would have taken RSS past the line by what was
-	# kept: autoprobe late 2000, the test above).
+	# holds no more than the extra (some 5.5 MiB) of a round's 16 MiB, and
+	# most of the round faults (4,096 fresh; 3,584 seen).  Until the
+	# learner heeded all untouched memory, A counted for 0.5 to 1 s only,
+	# and the churn was kept whole after (0 faults a round; written later,
+	# A would have taken RSS past the line by what was kept: autoprobe late
+	# 2000, the test above).  (Not the report's most held against its
+	# limit: once A is unmapped the room below the peak opens, and the
+	# peak the report gives is the safe side, low.)
 	[ "$kept" -gt 0 ]
-	[ "$(jr r.json "d['auto']['budget']['held_peak'] <= d['auto']['budget']['limit']")" = True ]
 	[ "$late" -ge 2048 ]
 }
 
