@@ -312,12 +312,6 @@ static uint64_t parse_u64(const char *s)
 	return v;
 }
 
-/* statm: size resident shared text lib data dt, in pages.  resident less
- * shared is the anonymous memory resident; data is the private writable
- * mappings and the stack (the kernel's data_vm and stack_vm), whose pages
- * are anonymous once touched: what of it is not resident yet is data less
- * that (the pages of a mapping made read-only after its copy-on-write,
- * RELRO, are the error, the low side, a few per library). */
 /* The shim's own writable segments (.data, .bss: its tables, 2.8 MiB
  * mostly never touched), from its ELF header as the linker placed it: no
  * dladdr, whose lock a wrapper must not take. */
@@ -341,6 +335,12 @@ static uint64_t own_writable(void)
 	return w;
 }
 
+/* statm: size resident shared text lib data dt, in pages.  resident less
+ * shared is the anonymous memory resident; data is the private writable
+ * mappings and the stack (the kernel's data_vm and stack_vm), whose pages
+ * are anonymous once touched: what of it is not resident yet is data less
+ * that (the pages of a mapping made read-only after its copy-on-write,
+ * RELRO, are the error, the low side, a few per library). */
 uint64_t os_rss_now(uint64_t *untouched)
 {
 	char buf[128];
