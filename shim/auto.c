@@ -611,9 +611,10 @@ static void grows(uint64_t whole, uint64_t len, struct request *rq)
 		rss_refresh(os_now_ns(), 0);
 	__atomic_add_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
 	fresh_add(len);
-	/* (held or not: with nothing kept, the cap goes to 0 until a look
-	 * finds room; a region the program unmaps within 10 ms of the last
-	 * look, which knew nothing of this mapping, would be kept) */
+	/* (held or not: with nothing kept, the cap goes down to the extra
+	 * until a look finds room; else a region the program unmaps within
+	 * 10 ms of the last look, which knew nothing of this mapping, would
+	 * be kept past it) */
 	t = top();
 	now = worst_guess();
 	if (now > t) {
