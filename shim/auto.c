@@ -198,12 +198,6 @@ static struct {
 	uint64_t fresh[2];       /* of grown, what was counted in the slot of FRESH_NS ... */
 	uint64_t slot[2];        /* ... numbered so (time / FRESH_NS; even slots in [0]) */
 	uint64_t stale;          /* of grown at the last look counted, what is not fresh */
-	uint64_t untouched;      /* at the last look: the program's writable memory not resident (os_rss_now) */
-	uint64_t mapped;         /* all the program has mapped anew (not reused), whole */
-	uint64_t mapped_looked;  /* mapped as that look found it */
-	uint64_t freed;          /* all the program has given back of what it recycles (auto_gone) */
-	uint64_t freed_looked;   /* freed as that look found it */
-	uint64_t landing;        /* of mapped, what is counted before its mmap is done (auto_landed) */
 	spin_t glock;            /* the counting of grown at a look (a look's tried, never waited for) */
 	uint64_t added;          /* since: populated ahead by us */
 	uint64_t front_held;     /* the watches' charges */
@@ -225,14 +219,8 @@ static struct {
  * freed was in its peak already): so keeping is allowed while RSS is under
  * that top, and what is kept is given back (trimmed) as soon as the
  * program grows past it by other means, or has mapped, and not yet
- * touched, what would take it past: the program may touch it with no call
- * between, and no look sees RSS rise until it has.  All of it, however
- * old: statm's private writable memory less the anonymous resident (read
- * with RSS, no system call more; the kept regions' pages not resident,
- * asked once a stay, and the shim's own tables left out), and between
- * looks all mapped since, whole (worst_guess).  Before (8a45d21) only what
- * the learner counted as coming, for 0.5 to 1 s: a mapping written 1 s
- * after it was made took RSS 16 MiB past the top (autoprobe late 1000).
+ * touched, what would take it past (count_grown: the program may touch it
+ * with no call between, and no look sees RSS rise until it has).
  * Populating ahead of the program adds to RSS: it must fit under the top
  * as it is.
  *
@@ -311,9 +299,9 @@ static void peak_from_rusage(void)
  *    a region the program takes back from the cache while RSS is read is
  *    the program's, and counted over its peak it would be the program's
  *    own growth said to be ours (CI of c1d77cc: a region over). */
-static uint64_t measure(uint64_t *peak, uint64_t *over, uint64_t *untouched)
+static uint64_t measure(uint64_t *peak, uint64_t *over)
 {
-	uint64_t h = held(), rss = os_rss_now(untouched), h2 = held(), lo = h < h2 ? h : h2, hi = h < h2 ? h2 : h;
+	uint64_t h = held(), rss = os_rss_now(), h2 = held(), lo = h < h2 ? h : h2, hi = h < h2 ? h2 : h;
 	atomic_max(&S.prog_peak, rss > hi ? rss - hi : 0);
 	peak_from_rusage();
 	*peak = prog_peak();
@@ -482,34 +470,12 @@ static void count_grown(uint64_t now, uint64_t own)
 	spin_unlock(&S.glock);
 }
 
-/* What the cache may keep whatever the program does (p: its peak; fh:
- * what the windows hold): the extra, less what the windows hold.  The
- * program's own RSS is never over its peak, so RSS, its own and what the
- * learner holds, is never over the top while that is no more than the
- * extra; only what is kept past it must fit in the room the program's
- * own memory leaves, with all it may touch with no call between. */
-static uint64_t held_anyway(uint64_t p, uint64_t fh)
-{
-	uint64_t x = extra_of(p);
-	return x > fh ? x - fh : 0;
-}
-
-/* Of the private writable memory not resident (u, statm's), what the
- * program may touch: less the kept regions' pages not resident (asked
- * after statm: a region kept since was the program's then, and is not
- * now; one taken back since is not counted off, the safe side). */
-static uint64_t program_untouched(uint64_t u)
-{
-	uint64_t k = recycle_kept_untouched();
-	return u > k ? u - k : 0;
-}
-
 /* RSS read again if older than 10 ms, or the program has mapped the extra
  * anew since (or now: force).  Over the top: kept regions go back, and no
  * more are kept until the next look finds room. */
 static void rss_refresh(uint64_t now, int force)
 {
-	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, p, t, over, fh, given, stale, want, u;
+	uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), rss, p, t, over, fh, given, stale, want;
 	/* (now older than the last look: another thread looked since this
 	 * one read its clock; that look is fresh) */
 	if (!force && last && (now < last || now - last < RSS_EVERY_NS))
@@ -522,19 +488,8 @@ static void rss_refresh(uint64_t now, int force)
 	 * RSS is without it; one done before RSS but counted after shows as
 	 * a fall for one look, mended at the next) */
 	given = recycle_given_total() + __atomic_load_n(&S.fallen, __ATOMIC_ACQUIRE);
-	/* A mapping is counted before its mmap: what is still landing
-	 * counts as mapped since this look, made or not when statm is read.
-	 * (mapped, then landing, then statm: one counted between the first
-	 * two, or landed before statm, is counted twice, never missed) */
-	{
-		uint64_t m = __atomic_load_n(&S.mapped, __ATOMIC_ACQUIRE), l = __atomic_load_n(&S.landing, __ATOMIC_ACQUIRE);
-		__atomic_store_n(&S.mapped_looked, m > l ? m - l : 0, __ATOMIC_RELAXED);
-	}
-	__atomic_store_n(&S.freed_looked, __atomic_load_n(&S.freed, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-	rss = measure(&p, &over, &u);
+	rss = measure(&p, &over);
 	__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED); /* (before grown falls: a guess between, high) */
-	u = program_untouched(u);
-	__atomic_store_n(&S.untouched, u, __ATOMIC_RELAXED);
 	count_grown(now, rss + given - fh);
 	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
 	t = p + extra_of(p);
@@ -546,23 +501,20 @@ static void rss_refresh(uint64_t now, int force)
 	 * resident, and in grown still. */
 	stale = __atomic_load_n(&S.stale, __ATOMIC_RELAXED);
 	want = (rss > fh ? rss - fh : 0) + stale;
-	if (want < rss + u)
-		want = rss + u;
+	if (want < rss)
+		want = rss;
 	if (want > t) {
-		uint64_t k = recycle_kept_total(), past = want - t, most = k > past ? k - past : 0, floor = held_anyway(p, fh);
-		if (most < floor)
-			most = floor;
+		uint64_t k = recycle_kept_total(), past = want - t, most = k > past ? k - past : 0;
 		/* (first: no region kept while the trim runs; past the top
-		 * already, none kept over the extra until a look finds room, the
-		 * program grew back by other means than reusing) */
-		recycle_cap(rss > t ? floor : most);
+		 * already, none kept until a look finds room, the program grew
+		 * back by other means than reusing) */
+		recycle_cap(rss > t ? 0 : most);
 		/* Measured again, not worked out: other threads keep, take and
 		 * give back meanwhile, and a kept region need not be all
 		 * resident. */
 		if (recycle_trim(most)) {
-			rss = measure(&p, &over, &u);
+			rss = measure(&p, &over);
 			__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED);
-			__atomic_store_n(&S.untouched, program_untouched(u), __ATOMIC_RELAXED);
 		}
 	} else {
 		recycle_cap(UINT64_MAX);
@@ -582,46 +534,19 @@ static uint64_t rss_guess(void)
 	return __atomic_load_n(&S.rss, __ATOMIC_RELAXED) + (uint64_t)(g > 0 ? g : 0) + __atomic_load_n(&S.added, __ATOMIC_RELAXED);
 }
 
-/* What RSS may come to with no call between: what the last look found
- * resident and untouched, and all that was mapped anew since, whole (its
- * site's weight is a guess at what will be touched, not a bound); or the
- * guess, if more. */
-static uint64_t worst_guess(void)
-{
-	uint64_t since = __atomic_load_n(&S.mapped, __ATOMIC_RELAXED) - __atomic_load_n(&S.mapped_looked, __ATOMIC_RELAXED);
-	uint64_t g = rss_guess(), w = __atomic_load_n(&S.rss, __ATOMIC_RELAXED) + __atomic_load_n(&S.untouched, __ATOMIC_RELAXED) +
-	                            since + __atomic_load_n(&S.added, __ATOMIC_RELAXED);
-	return g > w ? g : w;
-}
-
-/* The program maps whole anew (rq: an mmap not done yet), of which len
- * counts as coming. */
-static void grows(uint64_t whole, uint64_t len, struct request *rq)
+static void grows(uint64_t len)
 {
 	uint64_t t, now;
-	/* Mapped since the look, before it: a malloc'd block is in statm
-	 * already, and counted once either way (see rss_refresh); an mmap to
-	 * come is landing until it is done. */
-	if (rq->call == CALL_MMAP) {
-		rq->landing = whole;
-		__atomic_add_fetch(&S.landing, whole, __ATOMIC_RELEASE);
-	}
-	__atomic_add_fetch(&S.mapped, whole, __ATOMIC_RELEASE);
 	if (held()) /* (first: a look counts what was touched before this) */
 		rss_refresh(os_now_ns(), 0);
 	__atomic_add_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
 	fresh_add(len);
-	/* (held or not: with nothing kept, the cap goes down to the extra
-	 * until a look finds room; else a region the program unmaps within
-	 * 10 ms of the last look, which knew nothing of this mapping, would
-	 * be kept past it) */
+	if (!held())
+		return;
 	t = top();
-	now = worst_guess();
+	now = rss_guess();
 	if (now > t) {
-		uint64_t k = recycle_kept_total(), most = k > now - t ? k - (now - t) : 0,
-		         floor = held_anyway(prog_peak(), __atomic_load_n(&S.front_held, __ATOMIC_RELAXED));
-		if (most < floor)
-			most = floor;
+		uint64_t k = recycle_kept_total(), most = k > now - t ? k - (now - t) : 0;
 		recycle_cap(most); /* (first: no region kept while the trim runs) */
 		/* What went back is not taken off the last look's RSS: it may
 		 * have been partly resident, or kept since that look, or another
@@ -631,29 +556,13 @@ static void grows(uint64_t whole, uint64_t len, struct request *rq)
 		 * are system calls already). */
 		if (recycle_trim(most)) {
 			rss_refresh(os_now_ns(), 1);
-			if (worst_guess() > top()) /* (the look opened the cache: with the mapping, still over) */
-				recycle_cap(recycle_kept_total() > floor ? recycle_kept_total() : floor);
+			if (rss_guess() > top()) /* (the look opened the cache: with the mapping, still over) */
+				recycle_cap(recycle_kept_total());
 		}
 	}
 }
 
 static uint32_t auto_epoch(void) { return __atomic_load_n(&S.epoch, __ATOMIC_ACQUIRE); }
-
-/* The program gives back a region of len it recycles, and the cache has
- * no room for it by the last look: look again now (not in 10 ms) if it
- * has given back a quarter of the extra since.  A look at its peak shuts
- * the cache to the extra (all it may touch with no call would take it
- * past); as it frees a round's arenas in a burst, its RSS falls and the
- * room below the peak opens, but the next look came after the burst, and
- * what it freed went to the kernel (churn_text: 2 MiB kept against 10,
- * and 18,000 faults against 7,000).  A quarter of the extra at least
- * between such looks: a program whose churn sits at the cap looks at most
- * once per that much it frees. */
-static int freed_since(uint64_t len)
-{
-	uint64_t f = __atomic_add_fetch(&S.freed, len, __ATOMIC_RELAXED), q = extra() / 4;
-	return recycle_kept_total() + len > recycle_cap_now() && f - __atomic_load_n(&S.freed_looked, __ATOMIC_RELAXED) >= (q > len ? q : len);
-}
 
 /* The program gives a mapping [start, start+len) back (unmaps or frees
  * it, and it is not kept), still mapped, counted in grown at epoch e (read
@@ -742,15 +651,8 @@ void auto_unmapped(uint64_t resident)
 void auto_taken(size_t len, size_t resident, uint32_t kept_epoch, struct request *rq)
 {
 	if (resident == (size_t)-1) {
-		grows(len, counted(len, rq->weight), rq);
-		return;
-	}
-	/* What of it is not resident is the program's to touch again, with
-	 * no call: counted off at the last look while it was kept (asked),
-	 * it counts as mapped since (worst_guess). */
-	if (resident < len / page_size)
-		__atomic_add_fetch(&S.mapped, len - resident * page_size, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&S.epoch, __ATOMIC_RELAXED) - kept_epoch < 2) {
+		grows(counted(len, rq->weight));
+	} else if (__atomic_load_n(&S.epoch, __ATOMIC_RELAXED) - kept_epoch < 2) {
 		rq->epoch = kept_epoch;
 	} else {
 		/* (the program touches as much of it as the site's mappings came
@@ -762,12 +664,6 @@ void auto_taken(size_t len, size_t resident, uint32_t kept_epoch, struct request
 			fresh_add(c - r);
 		}
 	}
-}
-
-void auto_landed(const struct request *rq)
-{
-	if (rq->landing)
-		__atomic_sub_fetch(&S.landing, rq->landing, __ATOMIC_RELEASE);
 }
 
 /* Room under the top for n bytes more made resident (populating ahead):
@@ -1152,7 +1048,7 @@ int auto_request(struct request *rq, int *watch)
 	if (st == AS_RECYCLE && rq->call == CALL_MMAP && recycles(s, len))
 		*watch = AUTO_TAKEN;
 	else
-		grows(len, counted(len, rq->weight), rq);
+		grows(counted(len, rq->weight));
 	switch (st) {
 	case AS_RECYCLE:
 		if (!recycles(s, len))
@@ -1237,8 +1133,7 @@ uint64_t auto_gone(const struct region *r, int unmap)
 		/* A region under one of the learner's rules: a populated site that
 		 * turns out to churn is better recycled. */
 		if (r->flags & RF_RECYCLE) { /* to be kept: is there room? */
-			int f = freed_since(len);
-			rss_refresh(os_now_ns(), big_gone(len) || f);
+			rss_refresh(os_now_ns(), big_gone(len));
 			return 0;
 		}
 		fell = shrinks(r->start, len, r->epoch, r->weight, unmap);
@@ -1919,7 +1814,6 @@ void auto_atfork(int who)
 	S.cut = 0;         /* (the parent's, in its own report) */
 	S.rss_at = 0;      /* (the child's first look is not put off by a look of the parent's) */
 	S.own_at = 0;      /* (nothing to count from: the parent's windows are not the child's) */
-	S.landing = 0;     /* (the mmaps other threads of the parent had under way are not here) */
 	spin_init(&S.glock);
 }
 

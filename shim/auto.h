@@ -43,10 +43,6 @@ int auto_request(struct request *rq, int *watch);
  * counts in. */
 #define AUTO_TAKEN (-2)
 void auto_taken(size_t len, size_t resident, uint32_t kept_epoch, struct request *rq);
-/* The mmap of rq is done (made or failed): what the learner counted of
- * it before (rq->landing) is in the address space now, or never will be.
- * An atomic add; nothing when rq->landing is 0. */
-void auto_landed(const struct request *rq);
 /* After the real call: the program got [start, start+len) for the site
  * (key: the malloc block of size bytes, [start, start+len) its whole pages
  * inside; NULL for an mmap; rq: its request, for the epoch and weight it

@@ -218,7 +218,6 @@ void match_anon_request(struct request *rq, unsigned call, size_t len, const voi
 	rq->ret = ret;
 	rq->epoch = 0;
 	rq->weight = 0;
-	rq->landing = 0;
 }
 
 void match_classify_mmap(struct request *rq, int prot, int flags, int fd)
@@ -239,7 +238,6 @@ void match_classify_mmap(struct request *rq, int prot, int flags, int fd)
 	rq->pk = pk;
 	rq->epoch = 0;
 	rq->weight = 0;
-	rq->landing = 0;
 	rq->prot = prot;
 	rq->flags = flags;
 	rq->fd = fd;

@@ -26,7 +26,6 @@ struct request {
 	const void *ret;    /* return address in the calling object */
 	uint32_t epoch;     /* the learner's age count when it saw it (auto_request), else 0 */
 	uint16_t weight;    /* of each 1024 bytes of it, what the learner counts as coming (auto_request), else 0 */
-	uint64_t landing;   /* bytes the learner counted before the mmap that is to make them (auto_landed), else 0 */
 };
 
 /* Compile the policy for this process (program-name globs are decided here). */

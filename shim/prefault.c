@@ -829,8 +829,6 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	guard_pause(&g); /* (a charge or a kept region taken: see glue.h) */
 	if (p == MAP_FAILED)
 		p = map_real(e, &pl, beside ? (void *)beside : addr, len, prot, flags, fd, off);
-	if (rq.landing)
-		auto_landed(&rq);
 	guard_resume(&g);
 	if (lazy)
 		sys_n(SC_mlockall, MCL_FUTURE, 0, 0, 0, 0, 0);

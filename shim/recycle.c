@@ -112,8 +112,6 @@ struct kept {
 	unsigned char known; /* which pages are resident is below (asked with others) */
 	uint64_t res[KNOWN_PAGES / 64]; /* bit i: page i resident */
 	uint32_t gen;        /* set when kept: tells a region kept anew from the one asked about */
-	uint32_t rpages;     /* asked: its pages resident then, no fewer than now (recycle_kept_untouched) */
-	unsigned char asked; /* rpages is known */
 	uint32_t epoch;      /* the learner's, of the mapping it was (struct region): auto_taken */
 };
 
@@ -436,7 +434,6 @@ static void push_locked(struct kclass *c, struct kept *k, uintptr_t addr, size_t
 	k->epoch = 0;
 	k->clean = (unsigned char)clean;
 	k->known = 0;
-	k->asked = 0;
 	k->gen = ++S.gen;
 	k->prev = NULL;
 	k->next = c->top;
@@ -913,73 +910,8 @@ void recycle_add_rule(int rule, uint64_t max)
 }
 
 void recycle_cap(uint64_t total) { __atomic_store_n(&S.total_cap, total, __ATOMIC_RELAXED); }
-uint64_t recycle_cap_now(void) { return __atomic_load_n(&S.total_cap, __ATOMIC_RELAXED); }
 
 uint64_t recycle_kept_total(void) { return __atomic_load_n(&S.kept_total, __ATOMIC_RELAXED); }
-
-/* Kept regions' pages not resident: mapped private and writable (statm's
- * data counts them), but no longer the program's to touch.  A region is
- * asked about (mincore, one per 256 pages) once in each stay, at most
- * ASK_MOST a call; nothing touches a kept region, so what was not
- * resident then is not now.  Regions kept whole resident (full) and stock
- * have nothing to add; one not asked adds nothing (the safe side: its
- * pages count as the program's to come); no more than WALK_MOST regions
- * are looked at a call (the lock is held meanwhile). */
-#define ASK_MOST 16
-#define WALK_MOST 4096
-uint64_t recycle_kept_untouched(void)
-{
-	struct {
-		uintptr_t start;
-		size_t len;
-		uint32_t gen;
-	} q[ASK_MOST];
-	unsigned char vec[BATCH_PAGES];
-	uint64_t sum = 0;
-	struct kclass *c;
-	struct kept *k;
-	int n = 0, walked = 0, b, i;
-	if (!__atomic_load_n(&S.nkept, __ATOMIC_RELAXED))
-		return 0;
-	spin_lock(&S.klock);
-	for (b = 0; b < BUCKETS && walked < WALK_MOST; b++)
-		for (c = buckets[b]; c && walked < WALK_MOST; c = c->next)
-			for (k = c->top; k && walked < WALK_MOST; k = k->next, walked++) {
-				size_t len = k->node.end - k->node.start;
-				if (k->clean || k->full)
-					continue;
-				if (k->asked)
-					sum += len - (size_t)k->rpages * page_size;
-				else if (n < ASK_MOST) {
-					q[n].start = k->node.start;
-					q[n].len = len;
-					q[n].gen = k->gen;
-					n++;
-				}
-			}
-	spin_unlock(&S.klock);
-	for (i = 0; i < n; i++) { /* (the lock let go: given back meanwhile, it is refused by its generation) */
-		size_t pages = q[i].len / page_size, off, j, r = 0;
-		int ok = 1;
-		for (off = 0; off < pages && ok; off += BATCH_PAGES) {
-			size_t m = pages - off < BATCH_PAGES ? pages - off : BATCH_PAGES;
-			ok = sys_mincore((void *)(q[i].start + off * page_size), m * page_size, vec) == 0;
-			for (j = 0; ok && j < m; j++)
-				r += vec[j] & 1;
-		}
-		if (!ok)
-			continue;
-		spin_lock(&S.klock);
-		k = (struct kept *)rt_find(&S.tree, q[i].start);
-		if (k && k->gen == q[i].gen && !k->asked) {
-			k->asked = 1;
-			k->rpages = (uint32_t)r;
-			sum += q[i].len - r * page_size;
-		}
-		spin_unlock(&S.klock);
-	}
-	return sum;
-}
 /* Kept, and being given back: kept_total read first, with acquire, so that
  * a region counted out of it is seen counted into giving (give_back_x adds
  * it there first).  Never low; for a moment high (counted in both). */

@@ -55,14 +55,7 @@ uint64_t recycle_kept_bytes(int rule);
  * now; and a rule's kept regions given back (it backed off). */
 void recycle_add_rule(int rule, uint64_t max);
 void recycle_cap(uint64_t total);
-/* The cap recycle_cap set last. */
-uint64_t recycle_cap_now(void);
 uint64_t recycle_kept_total(void);
-/* Of the regions kept, the pages known not resident (asked about once a
- * stay, a mincore per 256 pages, at most 16 regions a call): the part of
- * the process's private writable memory that is neither resident nor the
- * program's to touch.  Never more than is so. */
-uint64_t recycle_kept_untouched(void);
 /* recycle_kept_total and what is being given back (its munmap not done):
  * what of RSS may be the cache's. */
 uint64_t recycle_held_total(void);

@@ -6,7 +6,6 @@
 #include "report_file.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -312,56 +311,15 @@ static uint64_t parse_u64(const char *s)
 	return v;
 }
 
-/* The shim's own writable segments (.data, .bss: its tables, 2.8 MiB
- * mostly never touched), from its ELF header as the linker placed it: no
- * dladdr, whose lock a wrapper must not take. */
-extern const char __ehdr_start[] __attribute__((visibility("hidden"))); /* (of unknown size: the header and what follows) */
-static uint64_t own_writable(void)
-{
-	static uint64_t n; /* (the same every time: worked out once, races alike) */
-	ElfW(Ehdr) eh;
-	ElfW(Phdr) ph;
-	uint64_t w = 0;
-	int k;
-	if ((w = __atomic_load_n(&n, __ATOMIC_RELAXED)) != 0)
-		return w;
-	memcpy(&eh, __ehdr_start, sizeof eh);
-	for (k = 0; k < eh.e_phnum; k++) {
-		memcpy(&ph, __ehdr_start + eh.e_phoff + (size_t)k * sizeof ph, sizeof ph);
-		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W))
-			w += ph.p_memsz;
-	}
-	__atomic_store_n(&n, w, __ATOMIC_RELAXED);
-	return w;
-}
-
-/* statm: size resident shared text lib data dt, in pages.  resident less
- * shared is the anonymous memory resident; data is the private writable
- * mappings and the stack (the kernel's data_vm and stack_vm), whose pages
- * are anonymous once touched: what of it is not resident yet is data less
- * that (the pages of a mapping made read-only after its copy-on-write,
- * RELRO, are the error, the low side, a few per library). */
-uint64_t os_rss_now(uint64_t *untouched)
+uint64_t os_rss_now(void)
 {
 	char buf[128];
 	const char *p = buf;
-	uint64_t f[6];
-	int i;
-	*untouched = 0;
 	if (os_read_file("/proc/self/statm", buf, sizeof buf) <= 0)
 		return 0;
-	for (i = 0; i < 6; i++) {
-		f[i] = parse_u64(p);
-		while (*p == ' ')
-			p++;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	if (f[5] + f[2] > f[1]) {
-		uint64_t u = (f[5] + f[2] - f[1]) * page_size, own = own_writable();
-		*untouched = u > own ? u - own : 0;
-	}
-	return f[1] * page_size;
+	while (*p && *p != ' ')
+		p++;
+	return parse_u64(p) * page_size;
 }
 
 uint64_t os_mem_available(void)

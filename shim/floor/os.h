@@ -78,10 +78,8 @@ int os_thp_mode(void);
 long os_read_file(const char *path, char *buf, size_t cap);
 /* The same, from an open file (left open). */
 long os_read_fd(int fd, char *buf, size_t cap);
-/* This process's resident set now (/proc/self/statm), in bytes, 0 if
- * unknown; and (*untouched) how much of its private writable memory is
- * not resident: what it may make resident with no call at all. */
-uint64_t os_rss_now(uint64_t *untouched);
+/* This process's resident set now (/proc/self/statm), in bytes; 0 if unknown. */
+uint64_t os_rss_now(void);
 /* MemAvailable in bytes, 0 if unknown. */
 uint64_t os_mem_available(void);
 /* Find the memory cgroup's files (v2 memory.max, or v1 limit_in_bytes) for
