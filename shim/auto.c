@@ -1815,6 +1815,17 @@ void auto_atfork(int who)
 	S.rss_at = 0;      /* (the child's first look is not put off by a look of the parent's) */
 	S.own_at = 0;      /* (nothing to count from: the parent's windows are not the child's) */
 	spin_init(&S.glock);
+	/* Its peak is its own, found by its first look: the parent's could be
+	 * far above it, and room below that is none of the child's.  The
+	 * regions the parent kept go back: in the child they would hold the
+	 * parent's room (hp fork: 50.9 MB against 34.0 without the shim), and
+	 * are worth nothing there (each page shared with the parent, its
+	 * clearing store copies it: a fault as dear as a fresh one). */
+	S.prog_peak = 0;
+	S.over_peak = 0;
+	S.held_peak = held(); /* (before the flush: getrusage's peak has them, from the fork) */
+	if (auto_on)
+		recycle_flush();
 }
 
 /* ---- the report ---- */

@@ -230,6 +230,22 @@ budget_sizes() {
 	[ $((learned * 1024)) -le $((plain * 1024 + limit + (1 << 20))) ]
 }
 
+# A fork child inherited the parent's kept regions and its peak: 16 MiB
+# kept over a child that wrote 24 MiB, VmHWM 50.9 MB in the child against
+# 34.0 without the shim.  The child gives them back, and finds its own peak.
+@test "the budget: a fork child gives back the regions its parent kept, and is held to its own peak" {
+	needs_plain_runtime
+	plain=$(kv child_vmhwm_kb "$(shimmed "" "$AP" grow fork)")
+	for b in ""; do
+		REPORT="$BATS_TEST_TMPDIR/f%p.json" PREFAULT_AUTO_BUDGET=$b run --separate-stderr shimmed auto "$AP" grow fork
+		[ "$status" -eq 0 ]
+		child=$(kv child_vmhwm_kb "$output")
+		echo "budget ${b:-default}: the child's peak RSS $child kB, $plain kB without the shim"
+		# (the floor of the budget: 2 MiB)
+		[ $((child * 1024)) -le $((plain * 1024 + (2 << 20))) ]
+	done
+}
+
 @test "the budget can be raised: PREFAULT_AUTO_BUDGET and run --auto-budget; a bad one is refused" {
 	REPORT="$BATS_TEST_TMPDIR/r.json" PREFAULT_AUTO_BUDGET=50%,1G shimmed auto "$AP" churn 20 1M >/dev/null
 	[ "$(jr r.json "(d['auto']['budget']['percent'], d['auto']['budget']['cap'])")" = "(50, 1073741824)" ]

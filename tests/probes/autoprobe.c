@@ -76,6 +76,15 @@
  *                       pages came, and nothing looked, until room was
  *                       made at each look for what counted as coming for
  *                       10 ms: BENCHMARKS.md "touched later"); vmhwm_kb=
+ *   grow HOW            a 32 MiB working set; for 1.5 s, site B's churn
+ *                       as in expire (kept); then 24 MiB more touched with
+ *                       no mmap or munmap, HOW: sbrk (the heap), mprotect
+ *                       (a PROT_NONE reserve made at the start, opened),
+ *                       old (a mapping made at the start, untouched until
+ *                       now), fork (the working set cut to 8 MiB first, a
+ *                       child then mallocs and writes it: child_vmhwm_kb=
+ *                       the child's); vmhwm_kb= (README, "Bounded": what
+ *                       the default budget cannot see, and hard)
  *
  * Sizes take K, M, G suffixes.
  */
@@ -85,6 +94,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "probe.h"
@@ -406,8 +416,53 @@ int main(int argc, char **argv)
 		for (k = 0; k < 8; k++)
 			write_pages(c[k], part, 1);
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+	} else if (argc >= 3 && !strcmp(argv[1], "grow")) {
+		size_t work = 32u << 20, one = 1u << 20, more = 24u << 20;
+		const char *how = argv[2];
+		char *w = probe_map(work), *r = NULL;
+		long unused = 0, n = 0, first;
+		write_pages(w, work, 1);
+		if (!strcmp(how, "mprotect"))
+			r = mmap(NULL, more, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		else if (!strcmp(how, "old"))
+			r = probe_map(more);
+		if (r == MAP_FAILED)
+			return 1;
+		if (refill_churn(one, 1500, 0, &unused, &n, &first))
+			return 1;
+		if (!strcmp(how, "sbrk")) {
+			if ((r = sbrk((intptr_t)more)) == (void *)-1)
+				return 1;
+		} else if (!strcmp(how, "mprotect")) {
+			if (mprotect(r, more, PROT_READ | PROT_WRITE))
+				return 1;
+		} else if (!strcmp(how, "fork")) {
+			pid_t c;
+			int st;
+			munmap(w + (8u << 20), work - (8u << 20));
+			if (refill_churn(one, 100, 0, &unused, &n, &first))
+				return 1;
+			fflush(stdout);
+			if ((c = fork()) < 0)
+				return 1;
+			if (!c) {
+				if (!(r = malloc(more)))
+					_exit(1);
+				write_pages(r, more, 1);
+				printf("child_vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+				fflush(stdout);
+				_exit(0);
+			}
+			if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st))
+				return 1;
+		} else if (strcmp(how, "old")) {
+			return 2;
+		}
+		if (r)
+			write_pages(r, more, 1);
+		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 	} else {
-		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late ... (see autoprobe.c)\n");
+		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late|grow ... (see autoprobe.c)\n");
 		return 2;
 	}
 	return 0;
