@@ -179,6 +179,8 @@ struct figs_auto {
 	X(auto_over_peak, "budget.over_peak", FK_MAX)                                        \
 	X(auto_percent, "budget.percent", FK_MAX)                                            \
 	X(auto_cap, "budget.cap", FK_MAX)                                                    \
+	X(auto_hard, "budget.hard", FK_MAX)                                                  \
+	X(auto_shim_own, "budget.shim_own", FK_MAX)                                          \
 	X(auto_cut, "budget.windows_cut", FK_SUM)                                            \
 	X(auto_sites, "sites_seen", FK_SUM)
 

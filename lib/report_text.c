@@ -395,7 +395,13 @@ void rt_auto(struct sbuf *sb, const struct figs_proc *p)
 	sb_u64(sb, p->auto_percent);
 	sb_str(sb, "% of that peak and ");
 	sb_size_human(sb, p->auto_cap);
-	sb_str(sb, ", 2 MiB and a huge page at least)");
+	sb_str(sb, ", 2 MiB and a huge page at least");
+	if (p->auto_hard) {
+		sb_str(sb, "; hard: all it held and the shim's own memory (");
+		sb_size_human(sb, p->auto_shim_own);
+		sb_str(sb, ") counted, wherever RSS was");
+	}
+	sb_chr(sb, ')');
 	if (p->auto_cut) {
 		sb_str(sb, "; populating ahead of a buffer cut short by it ");
 		sb_u64(sb, p->auto_cut);

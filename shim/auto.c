@@ -48,7 +48,10 @@
  * program's own peak and the lesser of PERCENT of it and CAP (10% and 256
  * MiB, or PREFAULT_AUTO_BUDGET), never less than 2 MiB or one huge page;
  * what the program mapped and has not touched yet counts as coming for 0.5
- * to 1 s, and kept regions make room for it.  Populate holds
+ * to 1 s, and kept regions make room for it (growth it cannot see, while
+ * they fill the room below the peak, passes the line: README).  Hard
+ * (PREFAULT_AUTO_BUDGET=hard): all the shim makes resident for the program
+ * and its own memory within the extra, wherever RSS is.  Populate holds
  * nothing the program would not touch: it acts on sites 90% touched, and
  * backs off under 80%.
  *
@@ -186,6 +189,8 @@ static struct {
 	int nsites, nlisted;
 	uint64_t t0;
 	uint64_t pct, cap;       /* the budget's terms */
+	int hard;                /* all held within the extra, wherever RSS is (below) */
+	uint64_t shim_own;       /* hard: the shim's own memory at the last look (hard_cap) */
 	uint64_t prog_peak, held_peak, over_peak;
 	uint64_t rss, rss_at;    /* RSS at the last look, and when */
 	int64_t grown;           /* mapped anew by the program, not yet seen resident, less what it unmapped */
@@ -243,8 +248,15 @@ static uint64_t program_faults(void)
 	return f.minor + f.major > ours ? f.minor + f.major - ours : 0;
 }
 
-/* (regions being given back count until their munmap is done: see rss_refresh) */
-static uint64_t held(void) { return recycle_held_total() + __atomic_load_n(&S.front_held, __ATOMIC_RELAXED); }
+/* (regions being given back count until their munmap is done: see rss_refresh.
+ * Hard, all the budget's charges: populated mappings, whole, while they live) */
+static uint64_t held(void)
+{
+	uint64_t h = recycle_held_total() + __atomic_load_n(&S.front_held, __ATOMIC_RELAXED), b;
+	if (S.hard && (b = budget_used()) > h)
+		h = b;
+	return h;
+}
 
 static void atomic_max(uint64_t *v, uint64_t x)
 {
@@ -272,6 +284,31 @@ static uint64_t extra_of(uint64_t p)
 
 static uint64_t prog_peak(void) { return __atomic_load_n(&S.prog_peak, __ATOMIC_RELAXED); }
 static uint64_t extra(void) { return extra_of(prog_peak()); }
+
+/* Hard: everything the shim makes resident for the program is charged to
+ * the budget first (kept regions, populated mappings while they live,
+ * windows ahead), and the charges and the shim's own memory (its object,
+ * tables and helpers' stacks, read at each look) never add up to more
+ * than the extra of the peak seen so far: RSS is never more than the
+ * program's own peak and that, whatever the program does without a call
+ * (the peak only rises).  Populating a mapping charges all of it while it
+ * lives: what of it the program has touched since cannot be told from
+ * what it has not, short of asking the kernel page by page. */
+static void hard_cap(void)
+{
+	uint64_t e, own;
+	if (!S.hard)
+		return;
+	e = extra();
+	own = __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED);
+	budget_set_cap(e > own ? e - own : 0);
+}
+
+static void own_refresh(void)
+{
+	if (S.hard)
+		__atomic_store_n(&S.shim_own, os_image_resident(page_size) + glue_own_bytes(), __ATOMIC_RELAXED);
+}
 static uint64_t top(void)
 {
 	uint64_t p = prog_peak();
@@ -282,8 +319,10 @@ static uint64_t top(void)
 static void peak_from_rusage(void)
 {
 	uint64_t top_rss = os_peak_rss(), hp = __atomic_load_n(&S.held_peak, __ATOMIC_RELAXED);
+	hp += __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED); /* (hard: see measure; 0 else) */
 	if (top_rss) /* (0: unread) */
 		atomic_max(&S.prog_peak, top_rss > hp ? top_rss - hp : 0);
+	hard_cap();
 }
 
 /* RSS now, the program's peak raised by what of it is the program's, and
@@ -302,6 +341,8 @@ static void peak_from_rusage(void)
 static uint64_t measure(uint64_t *peak, uint64_t *over)
 {
 	uint64_t h = held(), rss = os_rss_now(), h2 = held(), lo = h < h2 ? h : h2, hi = h < h2 ? h2 : h;
+	own_refresh();
+	hi += __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED); /* (hard: not the program's either; 0 else) */
 	atomic_max(&S.prog_peak, rss > hi ? rss - hi : 0);
 	peak_from_rusage();
 	*peak = prog_peak();
@@ -490,6 +531,11 @@ static void rss_refresh(uint64_t now, int force)
 	given = recycle_given_total() + __atomic_load_n(&S.fallen, __ATOMIC_ACQUIRE);
 	rss = measure(&p, &over);
 	__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED); /* (before grown falls: a guess between, high) */
+	if (S.hard) { /* (the shim's own grew past what the charges left it: kept regions go first) */
+		uint64_t e = extra_of(p), u = budget_used() + __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED), k = recycle_kept_total();
+		if (u > e)
+			recycle_trim(k > u - e ? k - (u - e) : 0);
+	}
 	count_grown(now, rss + given - fh);
 	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
 	t = p + extra_of(p);
@@ -685,6 +731,8 @@ static int front_reserve(uint64_t n, uint64_t pending)
 	 * expire, 2 runs of 40.) */
 	if (__atomic_load_n(&S.front_held, __ATOMIC_RELAXED) + n > extra())
 		return 0;
+	if (S.hard && !budget_reserve(n))
+		return 0;
 	__atomic_add_fetch(&S.added, n, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&S.front_held, n, __ATOMIC_RELAXED);
 	note_held();
@@ -708,16 +756,22 @@ static void front_release(uint64_t n)
 {
 	if (n)
 		__atomic_sub_fetch(&S.front_held, n, __ATOMIC_RELAXED);
+	if (S.hard)
+		budget_release(n);
 }
 
 struct policy *auto_setup(const struct settings *set)
 {
 	uint64_t pct = 10, cap = 256ull << 20;
-	if (set->auto_budget && parse_auto_budget(set->auto_budget, &pct, &cap))
+	int hard = 0;
+	if (set->auto_budget && parse_auto_budget(set->auto_budget, &pct, &cap, &hard))
 		return NULL;
 	memset(&P, 0, offsetof(struct policy, rules));
 	S.pct = pct;
 	S.cap = cap;
+	S.hard = hard;
+	own_refresh();
+	hard_cap(); /* (the floor, until a look finds the peak) */
 	S.t0 = os_now_ns();
 	S.thp = os_thp_mode();
 	S.ncpu = os_online_cpus();
@@ -1809,6 +1863,8 @@ void auto_atfork(int who)
 		memset(watches, 0, sizeof watches);
 	S.nwatch = 0;
 	S.nwatchers = 0;
+	/* (hard: the windows' charges stay in the budget, never given back
+	 * here: their pages are the child's too, and the watches are gone) */
 	S.front_held = 0;
 	S.front_rules = 0; /* (no worker's jobs here) */
 	S.cut = 0;         /* (the parent's, in its own report) */
@@ -1826,6 +1882,7 @@ void auto_atfork(int who)
 	S.held_peak = held(); /* (before the flush: getrusage's peak has them, from the fork) */
 	if (auto_on)
 		recycle_flush();
+	hard_cap();
 }
 
 /* ---- the report ---- */
@@ -1848,6 +1905,8 @@ void auto_figs(struct figs_proc *p, struct figs_auto *out, int max)
 	p->auto_held_peak = S.held_peak;
 	p->auto_percent = S.pct;
 	p->auto_cap = S.cap;
+	p->auto_hard = S.hard;
+	p->auto_shim_own = S.shim_own;
 	p->auto_cut = S.cut;
 	p->auto_sites = (uint64_t)S.nsites;
 	for (k = 0; k < S.nlisted && n < max; k++) {

@@ -177,6 +177,7 @@ int slab_refill(struct slab *s, spin_t *lock)
 		return -1;
 	}
 	backoff_ok(&s->fail);
+	glue_own_add(CHUNK);
 	spin_lock(lock);
 	if (!s->spare) {
 		s->spare = c;
@@ -184,8 +185,10 @@ int slab_refill(struct slab *s, spin_t *lock)
 	}
 	__atomic_store_n(&s->want, 0, __ATOMIC_RELAXED);
 	spin_unlock(lock);
-	if (c) /* (another thread mapped one meanwhile) */
+	if (c) { /* (another thread mapped one meanwhile) */
 		sys_munmap(c, CHUNK);
+		glue_own_add(-(int64_t)CHUNK);
+	}
 	return 0;
 }
 

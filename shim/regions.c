@@ -34,6 +34,7 @@ struct btab {
 static struct {
 	/* the budget */
 	uint64_t b_limit, b_used, b_peak;
+	uint64_t b_cap; /* a second limit, set as it goes (budget_set_cap) */
 	uint64_t (*b_compute)(void);
 	int b_state; /* 0: not yet known, 1: being published, 2: known */
 	/* mapped regions */
@@ -48,7 +49,7 @@ static struct {
 	size_t nblk;
 	uint32_t blk_seq;   /* odd while the table changes */
 	struct backoff blk_fail; /* a bigger table could not be mapped (backoff.h) */
-} S = { .b_limit = UINT64_MAX, .reg_slab = { sizeof(struct reg), NULL, NULL, NULL, 0, NULL, 1 } };
+} S = { .b_limit = UINT64_MAX, .b_cap = UINT64_MAX, .reg_slab = { sizeof(struct reg), NULL, NULL, NULL, 0, NULL, 1 } };
 
 /* ---- the budget ---- */
 
@@ -90,9 +91,14 @@ int budget_known(void)
 uint64_t budget_used(void) { return __atomic_load_n(&S.b_used, __ATOMIC_RELAXED); }
 uint64_t budget_peak(void) { return __atomic_load_n(&S.b_peak, __ATOMIC_RELAXED); }
 
+void budget_set_cap(uint64_t cap) { __atomic_store_n(&S.b_cap, cap, __ATOMIC_RELAXED); }
+
 int budget_reserve(uint64_t n)
 {
 	uint64_t cur = __atomic_load_n(&S.b_used, __ATOMIC_RELAXED), lim = budget_limit(), peak;
+	uint64_t cap = __atomic_load_n(&S.b_cap, __ATOMIC_RELAXED);
+	if (cap < lim)
+		lim = cap;
 	do {
 		if (n > lim || cur > lim - n)
 			return 0;
@@ -361,8 +367,10 @@ static struct btab *blk_map(size_t cap)
 	 * it starts empty, and most processes never fill it. */
 	struct btab *t = sys_mmap(NULL, sizeof *t + cap * sizeof t->slot[0], PROT_READ | PROT_WRITE,
 	                          MAP_PRIVATE | MAP_ANONYMOUS | (cap > BLK_FIRST ? MAP_POPULATE : 0), -1, 0);
-	if (t != MAP_FAILED)
+	if (t != MAP_FAILED) {
 		t->cap = cap;
+		glue_own_add((int64_t)(sizeof *t + cap * sizeof t->slot[0]));
+	}
 	return t;
 }
 
@@ -426,6 +434,7 @@ int blocks_add(const void *p, const struct region *r)
 		spin_lock(&S.blk_lock);
 		if ((t = blk_swap(t))) {
 			spin_unlock(&S.blk_lock);
+			glue_own_add(-(int64_t)(sizeof *t + t->cap * sizeof t->slot[0]));
 			sys_munmap(t, sizeof *t + t->cap * sizeof t->slot[0]);
 			spin_lock(&S.blk_lock);
 		}

@@ -48,6 +48,9 @@ uint64_t budget_limit(void);
  * exit: most processes never need it. */
 int budget_known(void);
 int budget_reserve(uint64_t n);   /* 1 if granted */
+/* A second limit, lowered or raised as it goes (the learner's hard bound:
+ * auto.c); what is charged already stays so.  UINT64_MAX: none. */
+void budget_set_cap(uint64_t cap);
 void budget_release(uint64_t n);
 uint64_t budget_used(void);
 uint64_t budget_peak(void);

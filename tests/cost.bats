@@ -225,6 +225,18 @@ recycle_policy() {
 	# requests left to the kernel so that four regions are kept side by side)
 	REPORT="$BATS_TEST_TMPDIR/r.json" shimmed auto "$COST" cycles 2000 256K 1 >/dev/null
 	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "sum(r['recycle']['recycled'] for r in d['rules'])")" -ge 1983 ]
+	# the hard budget too: its looks read the shim's own memory as well
+	# (a mincore per 256 pages of its object), at most every 10 ms
+	export PREFAULT_AUTO_BUDGET=hard
+	run per_op auto 2000 cycles 256K 1
+	echo "auto hard, sparse churn: $output system calls a cycle"
+	le "$output" 1.01
+	run per_op auto 500 cycles 1M 256
+	echo "auto hard, dense churn: $output system calls a cycle"
+	le "$output" 0.1
+	REPORT="$BATS_TEST_TMPDIR/h.json" shimmed auto "$COST" cycles 2000 256K 1 >/dev/null
+	[ "$(jget "$BATS_TEST_TMPDIR/h.json" "d['auto']['budget']['hard']")" -eq 1 ]
+	[ "$(jget "$BATS_TEST_TMPDIR/h.json" "sum(r['recycle']['recycled'] for r in d['rules'])")" -ge 1983 ]
 }
 
 @test "auto: watching costs no system call on mmap, munmap, malloc or free, but mincore: sampled (1 in 16), or for a mapping in use across a turn" {

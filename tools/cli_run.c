@@ -112,13 +112,14 @@ static void no_report(const char *cmd, const char *prog, const struct child_resu
 static int auto_options(const char *policy, const char *budget, const char *report, const char *learned)
 {
 	uint64_t pct, cap;
+	int hard;
 	const char *e;
 	if (policy) {
 		fprintf(stderr, "prefault run: --auto learns a policy, -p gives one: choose one\n");
 		return -1;
 	}
-	if (budget && (e = parse_auto_budget(budget, &pct, &cap))) {
-		fprintf(stderr, "prefault run: --auto-budget %s: %s (like 10%%, 256M, or 10%%,256M)\n", tty_str(budget), e);
+	if (budget && (e = parse_auto_budget(budget, &pct, &cap, &hard))) {
+		fprintf(stderr, "prefault run: --auto-budget %s: %s (like 10%%, 256M, 10%%,256M, or hard with either)\n", tty_str(budget), e);
 		return -1;
 	}
 	/* (without --auto, -o none means no report: here it would write a

@@ -293,7 +293,11 @@ static struct {
 	int helpers; /* started, not yet returned */
 	uint32_t leaving; /* nonzero while glue_quiesce runs */
 	int spawn_ok;      /* the constructor has warmed the stacks: see glue_warm */
+	uint64_t own;      /* glue_own_add */
 } S;
+
+void glue_own_add(int64_t bytes) { __atomic_add_fetch(&S.own, (uint64_t)bytes, __ATOMIC_RELAXED); }
+uint64_t glue_own_bytes(void) { return __atomic_load_n(&S.own, __ATOMIC_RELAXED); }
 
 void *boot_alloc(size_t size, size_t align)
 {
@@ -459,6 +463,7 @@ static uint32_t *words[WORDS]; /* the futex words helpers sleep on */
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	size_t stack;
 };
 #define STARTS 16
 static struct start starts[STARTS];
@@ -469,9 +474,11 @@ static void *helper_main(void *p)
 	struct start *s = p;
 	void *(*fn)(void *) = s->fn;
 	void *arg = s->arg;
+	size_t stack = s->stack;
 	__atomic_store_n(&start_used[s - starts], 0, __ATOMIC_RELEASE);
 	shim_guard = 1; /* everything this thread calls passes straight through */
 	fn(arg);
+	glue_own_add(-(int64_t)stack);
 	if (__atomic_sub_fetch(&S.helpers, 1, __ATOMIC_ACQ_REL) == 0)
 		glue_wake((uint32_t *)&S.helpers);
 	return NULL;
@@ -548,14 +555,17 @@ int glue_spawn(void *(*fn)(void *), void *arg, size_t stack, uint32_t *word)
 	}
 	starts[i].fn = fn;
 	starts[i].arg = arg;
+	starts[i].stack = stack;
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, stack);
 	block_all(&old);
 	__atomic_add_fetch(&S.helpers, 1, __ATOMIC_ACQ_REL);
 	sc_note(SC_clone3);
+	glue_own_add((int64_t)stack); /* (before: the helper may end at once) */
 	if (create(&t, &attr, helper_main, &starts[i]) == 0) {
 		rc = 0;
 	} else {
+		glue_own_add(-(int64_t)stack);
 		__atomic_sub_fetch(&S.helpers, 1, __ATOMIC_ACQ_REL);
 		__atomic_store_n(&start_used[i], 0, __ATOMIC_RELEASE);
 	}

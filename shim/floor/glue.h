@@ -124,6 +124,11 @@ int sys_mprotect(void *addr, size_t len, int prot);
 int sys_mlock(const void *addr, size_t len);
 int sys_munlock(const void *addr, size_t len);
 int sys_mincore(void *addr, size_t len, unsigned char *vec);
+
+/* The shim's own mappings (its tables, its helpers' stacks), in bytes:
+ * counted by who maps and unmaps them, for the learner's hard bound. */
+void glue_own_add(int64_t bytes);
+uint64_t glue_own_bytes(void);
 pid_t sys_getpid(void);
 pid_t sys_getppid(void);
 void sys_exit_group(int status) __attribute__((noreturn));

@@ -4,8 +4,10 @@
 #include "fork.h"
 #include "glue.h"
 #include "report_file.h"
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -684,6 +686,35 @@ size_t os_resident_pages(uintptr_t s, uintptr_t e, size_t page)
 		s += pages * page;
 	}
 	return n;
+}
+
+/* The shim's own object, from the linker's symbol for its ELF header: no
+ * call into the loader (dl_iterate_phdr takes its lock, which a wrapper
+ * called from inside dlopen would wait on forever). */
+extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
+
+uint64_t os_image_resident(size_t page)
+{
+	const char *base = (const char *)&__ehdr_start;
+	ElfW(Ehdr) eh;
+	ElfW(Phdr) ph[16];
+	uintptr_t bias = 0;
+	uint64_t n = 0;
+	int i, k;
+	/* (copied out, not read in place: the header and the table after it
+	 * are one object to the loader, two to a bounds checker) */
+	memcpy(&eh, base, sizeof eh);
+	k = eh.e_phnum < 16 ? eh.e_phnum : 16;
+	for (i = 0; i < k; i++)
+		memcpy(&ph[i], base + eh.e_phoff + (size_t)i * eh.e_phentsize, sizeof ph[i]);
+	/* (the header is the first byte of the segment that maps offset 0) */
+	for (i = 0; i < k; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0)
+			bias = (uintptr_t)base - ph[i].p_vaddr;
+	for (i = 0; i < k; i++)
+		if (ph[i].p_type == PT_LOAD)
+			n += os_resident_pages(bias + ph[i].p_vaddr, bias + ph[i].p_vaddr + ph[i].p_memsz, page);
+	return n * page;
 }
 
 int os_secure(void)
