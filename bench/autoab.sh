@@ -1,7 +1,8 @@
 #!/bin/sh
-# autoab.sh ROUNDS LIB[@POLICY] [...] -- CMD [ARGS...]: a program's wall
+# autoab.sh ROUNDS LIB[@POLICY|#BUDGET] [...] -- CMD [ARGS...]: a program's wall
 # time with no shim and under `--auto` (PREFAULT_POLICY=auto; POLICY=FILE
-# for another, the same for every library; LIB@FILE for that side alone) of
+# for another, the same for every library; LIB@FILE for that side alone;
+# LIB#BUDGET, the learner with PREFAULT_AUTO_BUDGET=BUDGET, hard,50% say) of
 # each shim library given (builds of different commits, to compare before
 # and after in one run; or one build, with a policy file beside the
 # learner), sides in an order that changes from round to round so that every
@@ -21,9 +22,10 @@ ROUNDS=${1:?usage: autoab.sh ROUNDS LIB [LIB...] -- CMD [ARGS...]}
 shift
 LIBS=
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
-	l=${1%%@*} pol=
+	l=${1%%@*} pol= bud=
 	[ "$l" = "$1" ] || pol=$(cd "$(dirname "${1#*@}")" && pwd)/$(basename "${1#*@}")
-	LIBS="$LIBS${LIBS:+ }$(cd "$(dirname "$l")" && pwd)/$(basename "$l")${pol:+@$pol}"
+	case $l in *'#'*) bud=${l#*#} l=${l%%#*} ;; esac
+	LIBS="$LIBS${LIBS:+ }$(cd "$(dirname "$l")" && pwd)/$(basename "$l")${pol:+@$pol}${bud:+#$bud}"
 	shift
 done
 [ "${1:-}" = -- ] && [ $# -gt 1 ] && [ -n "$LIBS" ] || { echo "usage: autoab.sh ROUNDS LIB [LIB...] -- CMD [ARGS...]" >&2; exit 2; }
@@ -42,13 +44,14 @@ side() {
 	else
 		lib=$(lib_of "$k") v=LD_PRELOAD p=PREFAULT_POLICY
 	fi
-	pol=${POLICY:-auto}
+	pol=${POLICY:-auto} bud= b=PREFAULX_AUTO_BUDGET
+	case $lib in *'#'*) bud=${lib#*#} lib=${lib%%#*} b=PREFAULT_AUTO_BUDGET ;; esac
 	[ "${lib%%@*}" = "$lib" ] || pol=${lib#*@}
 	lib=${lib%%@*}
-	pad=$(echo "$PAD" | cut -c1-$((300 - ${#lib} - ${#pol})))
+	pad=$(echo "$PAD" | cut -c1-$((300 - ${#lib} - ${#pol} - ${#bud})))
 	[ -z "${GAP_MS:-}" ] || sleep "$(awk -v g="$GAP_MS" 'BEGIN { print g / 1000 }')"
 	t0=$(date +%s%N)
-	env "$v=$lib" "$p=$pol" PREFAULT_REPORT=none PREFAULT_BENCH_PAD="$pad" "$@" >/dev/null 2>&1
+	env "$v=$lib" "$p=$pol" "$b=$bud" PREFAULT_REPORT=none PREFAULT_BENCH_PAD="$pad" "$@" >/dev/null 2>&1
 	t1=$(date +%s%N)
 	awk -v d=$((t1 - t0)) 'BEGIN { printf "%.1f\n", d / 1e6 }'
 }
