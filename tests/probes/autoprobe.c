@@ -85,6 +85,9 @@
  *                       child then mallocs and writes it: child_vmhwm_kb=
  *                       the child's); vmhwm_kb= (README, "Bounded": what
  *                       the default budget cannot see, and hard)
+ *   shrunk N            N 1 MiB mappings written and unmapped, twice (the
+ *                       learner keeps some: a peak of N MiB, then little),
+ *                       then a fork: child_vmhwm_kb= the child's
  *
  * Sizes take K, M, G suffixes.
  */
@@ -461,8 +464,33 @@ int main(int argc, char **argv)
 		if (r)
 			write_pages(r, more, 1);
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+	} else if (argc >= 3 && !strcmp(argv[1], "shrunk")) {
+		int n = atoi(argv[2]), r, i, st;
+		char **v = calloc((size_t)n, sizeof *v);
+		pid_t c;
+		if (!v)
+			return 1;
+		for (r = 0; r < 2; r++) {
+			for (i = 0; i < n; i++) {
+				if ((v[i] = mmap(NULL, 1u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+					return 1;
+				write_pages(v[i], 1u << 20, 1);
+			}
+			for (i = 0; i < n; i++)
+				munmap(v[i], 1u << 20);
+		}
+		fflush(stdout);
+		if ((c = fork()) < 0)
+			return 1;
+		if (!c) {
+			printf("child_vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+			fflush(stdout);
+			_exit(0);
+		}
+		if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 1;
 	} else {
-		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late|grow ... (see autoprobe.c)\n");
+		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late|grow|shrunk ... (see autoprobe.c)\n");
 		return 2;
 	}
 	return 0;
