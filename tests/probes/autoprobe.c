@@ -85,6 +85,12 @@
  *                       child then mallocs and writes it: child_vmhwm_kb=
  *                       the child's); vmhwm_kb= (README, "Bounded": what
  *                       the default budget cannot see, and hard)
+ *   strided             a 64 MiB heap (sbrk, written), then a 64 MiB
+ *                       mapping filled 1 MiB from the front, slowly (the
+ *                       learner advises huge pages), and after 0.3 s one
+ *                       byte written every 2 MiB of the rest; vmhwm_kb=
+ *                       (helper-27's hs: advised whole, each byte was a
+ *                       huge page)
  *   shrunk N            N 1 MiB mappings written and unmapped, twice (the
  *                       learner keeps some: a peak of N MiB, then little),
  *                       then a fork: child_vmhwm_kb= the child's
@@ -464,6 +470,23 @@ int main(int argc, char **argv)
 		if (r)
 			write_pages(r, more, 1);
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+	} else if (argc >= 2 && !strcmp(argv[1], "strided")) {
+		size_t heap = 64u << 20, len = 64u << 20, front = 1u << 20, i;
+		char *h = sbrk((intptr_t)heap), *p;
+		if (h == (void *)-1)
+			return 1;
+		write_pages(h, heap, 1);
+		if ((p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+			return 1;
+		for (i = 0; i < front; i += pg) {
+			p[i] = 1;
+			if (!(i & ((64u << 10) - 1)))
+				usleep(300);
+		}
+		usleep(300 * 1000);
+		for (i = front + (2u << 20); i < len; i += 2u << 20)
+			p[i] = 2;
+		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 	} else if (argc >= 3 && !strcmp(argv[1], "shrunk")) {
 		int n = atoi(argv[2]), r, i, st;
 		char **v = calloc((size_t)n, sizeof *v);
@@ -490,7 +513,7 @@ int main(int argc, char **argv)
 		if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st))
 			return 1;
 	} else {
-		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late|grow|shrunk ... (see autoprobe.c)\n");
+		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late|grow|strided|shrunk ... (see autoprobe.c)\n");
 		return 2;
 	}
 	return 0;
