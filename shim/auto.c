@@ -2027,7 +2027,7 @@ void auto_figs(struct figs_proc *p, struct figs_auto *out, int max)
 	p->auto_held_peak = S.held_peak;
 	p->auto_percent = S.pct;
 	p->auto_cap = S.cap;
-	p->auto_hard = S.hard;
+	p->auto_hard = (uint64_t)S.hard;
 	p->auto_shim_own = S.shim_own;
 	p->auto_cut = S.cut;
 	p->auto_sites = (uint64_t)S.nsites;
