@@ -1963,11 +1963,17 @@ static void fork_trim(void)
 		recycle_trim(e);
 }
 
+/* First of the hooks (init.c): before any lock of the shim is taken, its
+ * look at RSS and its munmaps are system calls. */
+void auto_atfork_trim(int who)
+{
+	if (who == FORK_PREPARE && auto_on)
+		fork_trim();
+}
+
 void auto_atfork(int who)
 {
 	if (who == FORK_PREPARE) {
-		if (auto_on)
-			fork_trim(); /* (before the locks: it takes recycle's) */
 		spin_lock(&S.lock);
 		spin_lock(&S.wlock);
 		return;

@@ -70,6 +70,7 @@ void auto_unmapped(uint64_t resident);
  * else, nor one the program advised itself). */
 void auto_forget(uintptr_t start, size_t len);
 void auto_atfork(int who);
+void auto_atfork_trim(int who);
 
 /* For the report: the budget's figures into p, and up to max sites into
  * out (p->autos, p->nauto). */

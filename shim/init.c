@@ -298,9 +298,11 @@ void shim_init(void)
 /* Every module's atfork hook, in lock order: prepare takes the locks in
  * this order, parent and child release (and the child resets) in reverse.
  * stats comes after recycle so that its child hook, which zeroes the
- * counts, runs first and recycle's can count what the child inherited. */
+ * counts, runs first and recycle's can count what the child inherited.
+ * The first two take no lock: their prepare makes system calls (the
+ * learner's cache trimmed to the child's line, the profile drained). */
 static void (*const atfork_hooks[])(int) = {
-	profile_atfork_drain, pf_atfork, auto_atfork, match_atfork, regions_atfork, worker_atfork, pool_atfork, carve_atfork, recycle_atfork, stats_atfork, profile_atfork,
+	auto_atfork_trim, profile_atfork_drain, pf_atfork, auto_atfork, match_atfork, regions_atfork, worker_atfork, pool_atfork, carve_atfork, recycle_atfork, stats_atfork, profile_atfork,
 	os_atfork,
 };
 #define NHOOKS (int)(sizeof atfork_hooks / sizeof atfork_hooks[0])
