@@ -91,12 +91,20 @@
  *                       byte written every 2 MiB of the rest; vmhwm_kb=
  *                       (helper-27's hs: advised whole, each byte was a
  *                       huge page)
+ *   moved HOW           a 64 MiB heap (sbrk, written), then an 8 MiB
+ *                       buffer filled 2 MiB from the front, slowly (the
+ *                       learner advises huge pages), grown to 256 MiB
+ *                       (HOW: mmap, by mremap; malloc, by realloc) and a
+ *                       byte written every 2 MiB of what it gained;
+ *                       moved=ok (or the errno) intact= (the front's bytes
+ *                       as written) vmhwm_kb=
  *   shrunk N            N 1 MiB mappings written and unmapped, twice (the
  *                       learner keeps some: a peak of N MiB, then little),
  *                       then a fork: child_vmhwm_kb= the child's
  *
  * Sizes take K, M, G suffixes.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -487,6 +495,32 @@ int main(int argc, char **argv)
 		for (i = front + (2u << 20); i < len; i += 2u << 20)
 			p[i] = 2;
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+	} else if (argc >= 3 && !strcmp(argv[1], "moved")) {
+		size_t heap = 64u << 20, len = 8u << 20, big = 256u << 20, front = 2u << 20, i;
+		int heap_block = !strcmp(argv[2], "malloc"), ok = 1;
+		char *h = sbrk((intptr_t)heap), *p, *q;
+		if (h == (void *)-1)
+			return 1;
+		write_pages(h, heap, 1);
+		p = heap_block ? malloc(len) : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (!p || p == MAP_FAILED)
+			return 1;
+		for (i = 0; i < front; i += pg) {
+			p[i] = (char)(i / pg);
+			if (!(i & ((64u << 10) - 1)))
+				usleep(500);
+		}
+		usleep(100 * 1000);
+		q = heap_block ? realloc(p, big) : mremap(p, len, big, MREMAP_MAYMOVE);
+		if (!q || q == MAP_FAILED) {
+			printf("moved=%d\n", errno);
+			return 0;
+		}
+		for (i = 0; i < front; i += pg)
+			ok &= q[i] == (char)(i / pg);
+		for (i = len; i < big; i += 2u << 20)
+			q[i] = 2;
+		printf("moved=ok intact=%d vmhwm_kb=%ld\n", ok, status_kb("VmHWM:"));
 	} else if (argc >= 3 && !strcmp(argv[1], "shrunk")) {
 		int n = atoi(argv[2]), r, i, st;
 		char **v = calloc((size_t)n, sizeof *v);
@@ -513,7 +547,7 @@ int main(int argc, char **argv)
 		if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st))
 			return 1;
 	} else {
-		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late|grow|strided|shrunk ... (see autoprobe.c)\n");
+		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late|grow|strided|moved|shrunk ... (see autoprobe.c)\n");
 		return 2;
 	}
 	return 0;
