@@ -1446,8 +1446,8 @@ static int advance_back(struct watch *w)
 
 /* Hard: huge pages are advised only where the program is filling: from the
  * start to a huge page past the front, or past the windows queued ahead
- * of it, and from a huge page below the back to the end; the rest as the
- * edges move.  Over the whole mapping, every page the program touched
+ * of it, and from the huge page the back is in to the end; the rest as
+ * the edges move.  Over the whole mapping, every page the program touched
  * anywhere in it, before or after, could become a huge page: helper-27,
  * a 64 MiB mapping filled 1 MiB from the front, then one byte every 2 MiB,
  * VmHWM 63 MB past the program's own (and khugepaged, with max_ptes_none
