@@ -308,10 +308,14 @@ static void hard_cap(void)
 	budget_set_cap(e > own ? e - own : 0);
 }
 
+/* The shim's own memory now: its object's resident pages, its tables and
+ * helpers' stacks. */
+static uint64_t shim_own_now(void) { return os_image_resident(page_size) + glue_own_bytes(); }
+
 static void own_refresh(void)
 {
 	if (S.hard)
-		__atomic_store_n(&S.shim_own, os_image_resident(page_size) + glue_own_bytes(), __ATOMIC_RELAXED);
+		__atomic_store_n(&S.shim_own, shim_own_now(), __ATOMIC_RELAXED);
 }
 static uint64_t top(void)
 {
@@ -773,9 +777,7 @@ struct policy *auto_setup(const struct settings *set)
 	memset(&P, 0, offsetof(struct policy, rules));
 	S.pct = pct;
 	S.cap = cap;
-	S.hard = hard;
-	own_refresh();
-	hard_cap(); /* (the floor, until a look finds the peak) */
+	S.hard = hard; /* (its cap is set by the look below: measure) */
 	S.t0 = os_now_ns();
 	S.thp = os_thp_mode();
 	S.ncpu = os_online_cpus();
@@ -1022,6 +1024,12 @@ static void decide_recycle(int i, uint64_t len, uint32_t n, uint64_t us)
 	decided(i, rule, AS_RECYCLE, AW_CHURN, n, us, 0);
 }
 
+/* Whether a rule learned for mappings of size goes with huge pages: not
+ * under hard (a mapping of the site's grown by mremap, or a block by
+ * realloc, keeps the advice over what it gains, and a page touched there
+ * is a huge page: helper-27, +254 MB). */
+static int learns_huge(uint64_t size) { return S.thp != THP_NONE && size >= HUGE_FROM && !S.hard; }
+
 /* Dense: populate (or background, first touched late) the site's class. */
 static void decide_populate(int i, uint64_t measured, uint64_t pm)
 {
@@ -1029,10 +1037,7 @@ static void decide_populate(int i, uint64_t measured, uint64_t pm)
 	uint64_t lo = 1ull << s->klass, hi = (lo << 1) - 1;
 	int late = s->firsts && s->lates * 2 > s->firsts;
 	unsigned a = late ? A_BACKGROUND : A_POPULATE;
-	/* (not under hard: a mapping of the site's grown by mremap, or a
-	 * block by realloc, keeps the advice over what it gains, and a page
-	 * touched there is a huge page: helper-27, +254 MB) */
-	if (S.thp != THP_NONE && s->size_min >= HUGE_FROM && !S.hard)
+	if (learns_huge(s->size_min))
 		a |= A_HUGEPAGE;
 	decided(i, new_rule(i, a, lo, hi), late ? AS_BACKGROUND : AS_POPULATE, late ? AW_LATE : AW_DENSE, measured, pm,
 	        s->firsts ? s->late_ns / s->firsts / 1000000 : 0);
@@ -1337,9 +1342,9 @@ void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t siz
 
 /* Stop watching what overlaps [s, e), waiting for a poll in progress there
  * (it may be advising it); wlock held on entry and exit.  Returns the
- * charges released.  What it advised huge pages over goes in split[]
- * (up to WATCH_MAX): see watch_drop. */
-static uint64_t unwatch_locked(uintptr_t s, uintptr_t e, uintptr_t (*split)[2], int *nsplit)
+ * charges released.  What it advised huge pages over goes in advised[]
+ * (up to WATCH_MAX), if given: see watch_drop. */
+static uint64_t unwatch_locked(uintptr_t s, uintptr_t e, uintptr_t (*advised)[2], int *nadvised)
 {
 	uint64_t released = 0;
 	int k;
@@ -1354,10 +1359,10 @@ static uint64_t unwatch_locked(uintptr_t s, uintptr_t e, uintptr_t (*split)[2], 
 		}
 		if (!w->live)
 			continue;
-		if (split && w->advised && w->huge_kept) {
-			split[*nsplit][0] = w->adv_lo;
-			split[*nsplit][1] = w->adv_hi;
-			++*nsplit;
+		if (advised && w->advised && w->huge_kept) {
+			advised[*nadvised][0] = w->adv_lo;
+			advised[*nadvised][1] = w->adv_hi;
+			++*nadvised;
 		}
 		front_release(w->held);
 		released += w->held;
@@ -1378,16 +1383,16 @@ static uint64_t unwatch_locked(uintptr_t s, uintptr_t e, uintptr_t (*split)[2], 
  * realloc falls back to copying: 14 MB more). */
 static uint64_t watch_drop(uintptr_t s, uintptr_t e, int whole)
 {
-	uintptr_t split[WATCH_MAX][2];
+	uintptr_t advised[WATCH_MAX][2];
 	uint64_t released;
 	int n = 0, i;
 	if (!__atomic_load_n(&S.nwatch, __ATOMIC_RELAXED))
 		return 0;
 	spin_lock(&S.wlock);
-	released = unwatch_locked(s, e, whole ? split : NULL, &n);
+	released = unwatch_locked(s, e, whole ? advised : NULL, &n);
 	spin_unlock(&S.wlock);
 	for (i = 0; i < n; i++)
-		sys_madvise((void *)split[i][0], split[i][1] - split[i][0], MADV_NOHUGEPAGE);
+		sys_madvise((void *)advised[i][0], advised[i][1] - advised[i][0], MADV_NOHUGEPAGE);
 	return released;
 }
 
@@ -1626,7 +1631,7 @@ static void front_found(struct watch *w, uint64_t now)
 		s->state = AS_DECIDING;
 	spin_unlock(&S.lock);
 	if (st == AS_OBSERVE) {
-		if (S.thp != THP_NONE && w->end - w->start >= HUGE_FROM && !S.hard) /* (see decide_populate) */
+		if (learns_huge(w->end - w->start))
 			a |= A_HUGEPAGE;
 		decided(w->site, new_rule(w->site, a, 1ull << s->klass, (2ull << s->klass) - 1), AS_FRONT, AW_FRONT,
 		        (w->front - w->start) >> 10, (w->t_touch - w->t_map) / 1000000, 0);
@@ -1973,7 +1978,7 @@ static void fork_trim(void)
 	h = held();
 	rss = os_rss_now();
 	/* (the shim's own memory is the child's too: not the program's) */
-	own = os_image_resident(page_size) + glue_own_bytes();
+	own = shim_own_now();
 	mine = rss > h + own ? rss - h - own : 0;
 	e = extra_of(mine);
 	other = h > k ? h - k : 0; /* (windows ahead, and hard, populated mappings) */
