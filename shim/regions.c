@@ -355,6 +355,9 @@ static void blk_place(struct btab *t, const struct block *b)
 
 #define BLK_FIRST 1024 /* the first table's slots; each growth doubles them */
 
+/* A table of cap slots, in bytes: what is mapped and unmapped for it. */
+static size_t btab_bytes(size_t cap) { return sizeof(struct btab) + cap * sizeof(((struct btab *)0)->slot[0]); }
+
 /* A table of cap slots holding what S.table holds, mapped with no lock
  * held (a system call under blk_lock would make every free of a tracked
  * block wait for the kernel); MAP_FAILED if there is no memory.  The copy
@@ -365,11 +368,11 @@ static struct btab *blk_map(size_t cap)
 	 * it under blk_lock, where a fault would be a wait in the kernel with
 	 * every tracked free waiting on us.  The first (BLK_FIRST) is not:
 	 * it starts empty, and most processes never fill it. */
-	struct btab *t = sys_mmap(NULL, sizeof *t + cap * sizeof t->slot[0], PROT_READ | PROT_WRITE,
+	struct btab *t = sys_mmap(NULL, btab_bytes(cap), PROT_READ | PROT_WRITE,
 	                          MAP_PRIVATE | MAP_ANONYMOUS | (cap > BLK_FIRST ? MAP_POPULATE : 0), -1, 0);
 	if (t != MAP_FAILED) {
 		t->cap = cap;
-		glue_own_add((int64_t)(sizeof *t + cap * sizeof t->slot[0]));
+		glue_own_add((int64_t)btab_bytes(cap));
 	}
 	return t;
 }
@@ -434,8 +437,8 @@ int blocks_add(const void *p, const struct region *r)
 		spin_lock(&S.blk_lock);
 		if ((t = blk_swap(t))) {
 			spin_unlock(&S.blk_lock);
-			glue_own_add(-(int64_t)(sizeof *t + t->cap * sizeof t->slot[0]));
-			sys_munmap(t, sizeof *t + t->cap * sizeof t->slot[0]);
+			glue_own_add(-(int64_t)btab_bytes(t->cap));
+			sys_munmap(t, btab_bytes(t->cap));
 			spin_lock(&S.blk_lock);
 		}
 	}
