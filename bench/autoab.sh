@@ -46,6 +46,7 @@ side() {
 	fi
 	pol=${POLICY:-auto} bud= b=PREFAULX_AUTO_BUDGET
 	case $lib in *'#'*) bud=${lib#*#} lib=${lib%%#*} b=PREFAULT_AUTO_BUDGET ;; esac
+	[ "$k" -ne 0 ] || b=PREFAULX_AUTO_BUDGET # (no shim: side 1's library, a letter changed, its budget too)
 	[ "${lib%%@*}" = "$lib" ] || pol=${lib#*@}
 	lib=${lib%%@*}
 	pad=$(echo "$PAD" | cut -c1-$((300 - ${#lib} - ${#pol} - ${#bud})))
