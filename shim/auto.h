@@ -62,6 +62,10 @@ uint64_t auto_gone(const struct region *r, int unmap);
 /* A region auto_gone took for one to be kept (a recycle rule's) was not
  * kept after all: the program's munmap unmaps it.  Returns as auto_gone. */
 uint64_t auto_dropped(const struct region *r, int unmap);
+/* A region was kept (after auto_gone): soft, while what is kept passes the
+ * extra, the watcher looks at RSS every 10 ms (growth the shim does not see
+ * would pass the line by what is kept until a call looked). */
+void auto_kept(void);
 /* What auto_gone or auto_dropped returned has left RSS. */
 void auto_unmapped(uint64_t resident);
 /* The program changes [start, start+len) otherwise (munmap of a part,

@@ -889,6 +889,8 @@ int pf_munmap(void *addr, size_t len)
 		budget_release(r.charged);
 		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) && !S.program_locks_all)
 			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags, (r.flags & RF_FULL) != 0, r.epoch);
+		if (kept && auto_on)
+			auto_kept();
 		if (auto_on && !kept && (r.flags & (RF_RECYCLE | RF_AUTO)) == RF_RECYCLE)
 			fell = auto_dropped(&r, 1); /* (auto_gone took it for kept) */
 	} else {

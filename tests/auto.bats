@@ -13,6 +13,10 @@ jr() { jget "$BATS_TEST_TMPDIR/$1" "$2"; }
 
 @test "a churning probe: after warm-up the program's faults fall 10x or more, and the report names the site and why" {
 	needs_no_tsan
+	# (the shim's own memory counts against the extra, and a sanitizer
+	# build's, 3.1 MiB under ASan, is more than this probe's 2 MiB: none
+	# kept there, as the line says; raised so that the learning is tested)
+	[ -z "${PREFAULT_SANITIZER:-}" ] || export PREFAULT_AUTO_BUDGET=100%
 	plain=$(kv late_faults "$("$AP" churn 400 1M)")
 	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed auto "$AP" churn 400 1M
 	[ "$status" -eq 0 ]
@@ -230,18 +234,29 @@ budget_sizes() {
 	[ $((learned * 1024)) -le $((plain * 1024 + limit + (1 << 20))) ]
 }
 
-# The default budget sees the program grow only through calls it sees and
-# touches it counts (README, "Bounded"): 24 MiB grown with no mmap at all,
-# by sbrk or by opening a reserve with mprotect, while the churn beside it
-# is kept, took VmHWM 16.9 MB past the line (75,636 kB against 58,680
-# without the shim and a budget of 5.7 MB).  Hard charges all the learner
-# holds and the shim's own memory against the extra, wherever RSS is.
-# strided: huge pages advised over a whole buffer filled 1 MiB from the
-# front, then one byte written every 2 MiB: a huge page each (the
-# default: 131,868 kB against 68,008 in one run of two); hard advises
-# only near the edges the program fills.
-@test "the hard budget: 24 MiB grown with no call the shim sees (sbrk, mprotect, a mapping touched seconds later), a buffer advised huge pages then written sparsely: peak RSS within the budget" {
+# 24 MiB grown with no mmap at all, by sbrk or by opening a reserve with
+# mprotect, while the churn beside it is kept: the default budget saw it
+# only at the program's next call, and took VmHWM 16.9 MB past the line
+# (75,636 kB against 58,680 without the shim and a budget of 5.7 MB).
+# Now, while regions are kept, the watcher looks every 10 ms too: 63,352
+# against 58,636 and 5.7 (the default's line is for growth in that time:
+# README, "Bounded").  Hard charges all the learner holds and the shim's
+# own memory against the extra, wherever RSS is.  strided: huge pages
+# advised over a whole buffer filled 1 MiB from the front, then one byte
+# written every 2 MiB: a huge page each (the default: 131,880 kB against
+# 68,048); hard advises only near the edges the program fills.
+@test "the budget: 24 MiB grown with no call the shim sees (sbrk, mprotect, a mapping touched seconds later): peak RSS within it (both budgets); hard: a buffer advised huge pages then written sparsely too" {
 	needs_plain_runtime
+	for how in sbrk mprotect old; do
+		plain=$(kv vmhwm_kb "$(shimmed "" "$AP" grow $how)")
+		REPORT="$BATS_TEST_TMPDIR/d$how.json" run --separate-stderr shimmed auto "$AP" grow $how
+		[ "$status" -eq 0 ]
+		soft=$(kv vmhwm_kb "$output")
+		read -r limit held < <(jr d$how.json "d['auto']['budget']['limit'], d['auto']['budget']['held_peak']" | tr -d '(),')
+		echo "$how: peak RSS $plain kB without, $soft kB by default (budget $limit B: held $held B at most)"
+		[ $((soft * 1024)) -le $((plain * 1024 + limit)) ]
+		[ "$held" -ge $((4 << 20)) ] # (the churn was kept: the line held by the guard's looks, not by keeping nothing)
+	done
 	for how in sbrk mprotect old strided; do
 		args="grow $how"
 		[ $how != strided ] || args=strided
@@ -261,7 +276,7 @@ budget_sizes() {
 	done
 	# the default passes the line here (its stated limit): the probe is one
 	# only hard holds
-	REPORT="$BATS_TEST_TMPDIR/d.json" run --separate-stderr shimmed auto "$AP" grow sbrk
+	REPORT="$BATS_TEST_TMPDIR/d.json" run --separate-stderr shimmed auto "$AP" strided
 	[ "$status" -eq 0 ]
 	[ $(($(kv vmhwm_kb "$output") * 1024)) -gt $((plain * 1024 + $(jr d.json "d['auto']['budget']['limit']"))) ]
 }
@@ -316,8 +331,10 @@ budget_sizes() {
 @test "the hard budget: given alone or with the terms, said in the report; a bad one is refused" {
 	REPORT="$BATS_TEST_TMPDIR/r.json" PREFAULT_AUTO_BUDGET=hard,25% shimmed auto "$AP" churn 20 1M >/dev/null
 	[ "$(jr r.json "(d['auto']['budget']['hard'], d['auto']['budget']['percent'])")" = "(1, 25)" ]
+	# (the shim's own memory is read under both: soft counts it against what is kept)
 	REPORT="$BATS_TEST_TMPDIR/d.json" shimmed auto "$AP" churn 20 1M >/dev/null
-	[ "$(jr d.json "(d['auto']['budget']['hard'], d['auto']['budget']['shim_own'])")" = "(0, 0)" ]
+	[ "$(jr d.json "d['auto']['budget']['hard']")" -eq 0 ]
+	[ "$(jr d.json "d['auto']['budget']['shim_own']")" -gt 0 ]
 	run --separate-stderr "$PF" run --auto --auto-budget hard --report stderr -- "$AP" churn 20 1M
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"; hard: all it held and the shim's own memory ("*") counted, wherever RSS was)"* ]]

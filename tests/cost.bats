@@ -247,11 +247,13 @@ recycle_policy() {
 	# turn falls between the maps and the unmaps goes by the clock: 2,000
 	# may all be asked and 4,000 not, or the other way (2 mincores a
 	# mapping by the difference of the two runs), so the mincores are
-	# counted in one run, and the rest by the difference
+	# counted in one run, and the rest by the difference (and the shim's own
+	# memory, read at a look at most every 100 ms: a mincore per 256 pages of
+	# its object, 4 here; 3 more in 4,003 once)
 	KIND=mincore run calls auto keepmaps 4000 256K
 	echo "auto, watched mmap+munmap: $output mincores for 4,000"
 	[ "$status" -eq 0 ]
-	[ "$output" -le 4000 ]
+	[ "$output" -le 4040 ]
 	BUT=mincore run per_op auto 2000 keepmaps 256K
 	echo "auto, watched mmap+munmap, but mincore: $output"
 	le "$output" 0.07
