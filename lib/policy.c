@@ -111,17 +111,17 @@ const char *parse_size(const char *s, size_t n, uint64_t *out)
 
 const char *parse_auto_budget(const char *s, uint64_t *pct, uint64_t *cap, int *hard)
 {
-	int have_pct = 0, have_cap = 0, have_hard = 0;
+	int have_pct = 0, have_cap = 0, have_mode = 0;
 	if (!*s)
 		return "empty";
 	while (*s) {
 		size_t n = 0, i;
 		while (s[n] && s[n] != ',')
 			n++;
-		if (n == 4 && !strncmp(s, "hard", 4)) {
-			if (have_hard++)
-				return "hard given twice";
-			*hard = 1;
+		if (n == 4 && (!strncmp(s, "hard", 4) || !strncmp(s, "soft", 4))) {
+			if (have_mode++)
+				return "hard or soft, once";
+			*hard = s[0] == 'h';
 		} else if (n && s[n - 1] == '%') {
 			uint64_t p = 0;
 			if (have_pct++ || n < 2 || n > 5)

@@ -93,8 +93,9 @@ const char *parse_size(const char *s, size_t n, uint64_t *out);
 /* The learner's budget (PREFAULT_AUTO_BUDGET, run --auto-budget): a
  * percentage of the program's peak RSS, a size, or both, comma-separated,
  * the lesser holding ("10%,256M"), and "hard" (all the learner holds
- * within that, wherever RSS is: see auto.c) with either or alone.  Sets
- * only what is given.  NULL, or a static message. */
+ * within that, wherever RSS is: see auto.c) or "soft" (the default: freed
+ * regions kept in the room below the program's peak too) with either or
+ * alone.  Sets only what is given.  NULL, or a static message. */
 const char *parse_auto_budget(const char *s, uint64_t *pct, uint64_t *cap, int *hard);
 
 #endif

@@ -400,6 +400,8 @@ void rt_auto(struct sbuf *sb, const struct figs_proc *p)
 		sb_str(sb, "; hard: all it held and the shim's own memory (");
 		sb_size_human(sb, p->auto_shim_own);
 		sb_str(sb, ") counted, wherever RSS was");
+	} else {
+		sb_str(sb, "; soft: freed regions kept below that peak too");
 	}
 	sb_chr(sb, ')');
 	if (p->auto_cut) {

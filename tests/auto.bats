@@ -328,17 +328,23 @@ budget_sizes() {
 	done
 }
 
-@test "the hard budget: given alone or with the terms, said in the report; a bad one is refused" {
+@test "the hard budget: given alone or with the terms, said in the report; soft, the default, too; a bad one is refused" {
 	REPORT="$BATS_TEST_TMPDIR/r.json" PREFAULT_AUTO_BUDGET=hard,25% shimmed auto "$AP" churn 20 1M >/dev/null
 	[ "$(jr r.json "(d['auto']['budget']['hard'], d['auto']['budget']['percent'])")" = "(1, 25)" ]
 	# (the shim's own memory is read under both: soft counts it against what is kept)
-	REPORT="$BATS_TEST_TMPDIR/d.json" shimmed auto "$AP" churn 20 1M >/dev/null
-	[ "$(jr d.json "d['auto']['budget']['hard']")" -eq 0 ]
-	[ "$(jr d.json "d['auto']['budget']['shim_own']")" -gt 0 ]
+	for b in "" soft 25%,soft; do
+		REPORT="$BATS_TEST_TMPDIR/d.json" PREFAULT_AUTO_BUDGET=$b shimmed auto "$AP" churn 20 1M >/dev/null
+		[ "$(jr d.json "d['auto']['budget']['hard']")" -eq 0 ]
+		[ "$(jr d.json "d['auto']['budget']['shim_own']")" -gt 0 ]
+	done
+	[ "$(jr d.json "d['auto']['budget']['percent']")" -eq 25 ]
 	run --separate-stderr "$PF" run --auto --auto-budget hard --report stderr -- "$AP" churn 20 1M
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"; hard: all it held and the shim's own memory ("*") counted, wherever RSS was)"* ]]
-	for bad in hard,hard harder hard, ,hard; do
+	run --separate-stderr "$PF" run --auto --report stderr -- "$AP" churn 20 1M
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"2 MiB and a huge page at least; soft: freed regions kept below that peak too)"* ]]
+	for bad in hard,hard harder hard, ,hard soft,hard hard,soft soft,soft; do
 		run --separate-stderr "$PF" run --auto --auto-budget "$bad" -- "$AP" churn 20 1M
 		[ "$status" -eq 2 ]
 		[ -z "$output" ]

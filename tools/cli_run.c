@@ -119,7 +119,7 @@ static int auto_options(const char *policy, const char *budget, const char *repo
 		return -1;
 	}
 	if (budget && (e = parse_auto_budget(budget, &pct, &cap, &hard))) {
-		fprintf(stderr, "prefault run: --auto-budget %s: %s (like 10%%, 256M, 10%%,256M, or hard with either)\n", tty_str(budget), e);
+		fprintf(stderr, "prefault run: --auto-budget %s: %s (like 10%%, 256M, 10%%,256M, and soft or hard with either)\n", tty_str(budget), e);
 		return -1;
 	}
 	/* (without --auto, -o none means no report: here it would write a
