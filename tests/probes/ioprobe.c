@@ -34,20 +34,14 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "probe.h"
 
 static const char line[] = "data-from-the-program\n";
 
 static int count_fds(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1; /* the directory's own fd */
+	int n = dir_entries("/proc/self/fd");
+	return n < 0 ? n : n - 1; /* the directory's own fd */
 }
 
 static long vmsize_kb(void)

@@ -1,4 +1,4 @@
-/* probe.h: helpers the test probes share (pfprobe, mmprobe, costprobe).
+/* probe.h: helpers the test probes share (pfprobe, mmprobe, costprobe, autoprobe, ioprobe).
  * Header-only (each probe is one file, built on its own): static functions,
  * some unused in a given probe. */
 #ifndef PREFAULT_PROBE_H
@@ -59,6 +59,22 @@ static inline long maps_entries_in(unsigned long s, unsigned long e)
 		if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a < e && b > s)
 			n++;
 	fclose(f);
+	return n;
+}
+
+/* Entries of a directory, . and .. aside (/proc/self/task: threads;
+ * /proc/self/fd: open files, its own among them); -1 if it cannot be read. */
+#include <dirent.h>
+static inline int dir_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
 	return n;
 }
 #endif
