@@ -116,6 +116,7 @@
 #define BUDGET_FLOOR (hpage_size > (2ull << 20) ? hpage_size : (2ull << 20)) /* one huge page at least */
 #define RSS_EVERY_NS (10ull * 1000 * 1000)
 #define OWN_NS (100ull * 1000 * 1000)  /* soft: the shim's own memory read again so often at most */
+#define IDLE_TRIM_NS (1000ull * 1000 * 1000) /* soft: the guard's program reused nothing so long: trimmed to the extra */
 #define GUARD_LOOK 2                   /* rss_refresh's force: the guard's */
 #define GUARD_NS RSS_EVERY_NS          /* soft: RSS looked at so often while regions are kept (auto_kept) */
 #define GROWN_NS (10ull * 1000 * 1000)   /* with no look to count from, what was mapped counts so long */
@@ -597,6 +598,7 @@ static void rss_refresh(uint64_t now, int force)
 	want = (rss > fh ? rss - fh : 0) + stale;
 	if (want < rss)
 		want = rss;
+
 	if (want > t) {
 		uint64_t k = recycle_kept_total(), past = want - t, most = k > past ? k - past : 0;
 		/* (first: no region kept while the trim runs; past the top
@@ -2005,9 +2007,20 @@ static void poll_one(struct watch *w, uint64_t now)
 	w->t_next = now + w->period;
 }
 
+/* Reuses of kept regions so far, all the learner's rules (the guard's
+ * sign of a program still churning). */
+static uint64_t reuses(void)
+{
+	uint64_t n = 0;
+	int r, nr = __atomic_load_n(&P.nrules, __ATOMIC_ACQUIRE);
+	for (r = 0; r < nr; r++)
+		n += st_get(&g_stats.rules[r].recycle_reused);
+	return n;
+}
+
 static void *watcher_main(void *arg)
 {
-	uint64_t idle_since = 0, guard_until = 0;
+	uint64_t idle_since = 0, guard_until = 0, reused = 0, reused_at = 0;
 	(void)arg;
 	for (;;) {
 		uint32_t seen = __atomic_load_n(&S.wword, __ATOMIC_ACQUIRE);
@@ -2084,12 +2097,28 @@ static void *watcher_main(void *arg)
 				guard = 1;
 			}
 		}
-		if (guard) { /* (guard_kick) */
-			uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED);
+		if (guard) { /* (auto_kept) */
+			uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), r = reuses();
 			if (now >= last && now - last >= GUARD_NS)
 				rss_refresh(now, GUARD_LOOK);
 			if (next > now + GUARD_NS)
 				next = now + GUARD_NS;
+			/* A program that reuses nothing for IDLE_TRIM_NS is given back
+			 * what is kept past the extra, and the guard ends: it looked
+			 * every 10 ms for as long as an idle program held the cache
+			 * (helper-28: 626 system calls a second, a thread that never
+			 * left, for a program that churned at start and then slept) */
+			if (r != reused || !reused_at) {
+				reused = r;
+				reused_at = now;
+			} else if (now - reused_at >= IDLE_TRIM_NS) {
+				uint64_t e = extra(), o = __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED) +
+				                          __atomic_load_n(&S.front_held, __ATOMIC_RELAXED);
+				recycle_trim(e > o ? e - o : 0);
+				reused_at = now;
+			}
+		} else {
+			reused_at = 0;
 		}
 		if (!nlive && !guard) {
 			if (!idle_since)

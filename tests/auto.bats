@@ -281,6 +281,28 @@ budget_sizes() {
 	[ $(($(kv vmhwm_kb "$output") * 1024)) -gt $((plain * 1024 + $(jr d.json "d['auto']['budget']['limit']"))) ]
 }
 
+# While what is kept passes the extra, the learner's thread looks at RSS
+# every 10 ms (the guard, 107a457).  A program that churned at its start and
+# then slept held the cache, and the guard looked, for as long as it slept
+# (helper-28: 626 system calls a second, a thread that never left).  Now a
+# second with no reuse gives back what is kept past the extra, and the
+# guard ends: the thread leaves (107a457's library: 16 MiB held at exit,
+# threads=2 after 3 s).
+@test "the budget: a program that churned and then sleeps is given back what is kept past the extra, and the learner's thread leaves" {
+	needs_plain_runtime
+	REPORT="$BATS_TEST_TMPDIR/a.json" run --separate-stderr shimmed auto "$AP" idle 100
+	[ "$status" -eq 0 ]
+	read -r held limit < <(jr a.json "d['auto']['budget']['held'], d['auto']['budget']['limit']" | tr -d '(),')
+	echo "asleep 0.1 s: held $held B at exit, the extra $limit B"
+	[ "$held" -gt "$limit" ] # (something to guard)
+	REPORT="$BATS_TEST_TMPDIR/b.json" run --separate-stderr shimmed auto "$AP" idle 3000
+	[ "$status" -eq 0 ]
+	read -r held limit < <(jr b.json "d['auto']['budget']['held'], d['auto']['budget']['limit']" | tr -d '(),')
+	echo "asleep 3 s: $output; held $held B at exit, the extra $limit B"
+	[ "$held" -le "$limit" ]
+	[ "$(kv threads "$output")" -eq 1 ]
+}
+
 # A fork child inherited the parent's kept regions and its peak: 16 MiB
 # kept over a child that wrote 24 MiB, VmHWM 50.9 MB in the child against
 # 34.0 without the shim.  The child gives them back, and finds its own peak.

@@ -76,6 +76,9 @@
  *                       pages came, and nothing looked, until room was
  *                       made at each look for what counted as coming for
  *                       10 ms: BENCHMARKS.md "touched later"); vmhwm_kb=
+ *   idle MS             site B's churn (kept) for 0.5 s, then asleep MS
+ *                       ms; threads= at the end (the learner's guard:
+ *                       tests/auto.bats)
  *   grow HOW            a 32 MiB working set; for 1.5 s, site B's churn
  *                       as in expire (kept); then 24 MiB more touched with
  *                       no mmap or munmap, HOW: sbrk (the heap), mprotect
@@ -433,6 +436,12 @@ int main(int argc, char **argv)
 		for (k = 0; k < 8; k++)
 			write_pages(c[k], part, 1);
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
+	} else if (argc >= 3 && !strcmp(argv[1], "idle")) {
+		long unused = 0, n = 0, first;
+		if (refill_churn(1u << 20, 500, 0, &unused, &n, &first))
+			return 1;
+		usleep((useconds_t)(atof(argv[2]) * 1000));
+		printf("threads=%d\n", dir_entries("/proc/self/task"));
 	} else if (argc >= 3 && !strcmp(argv[1], "grow")) {
 		size_t work = 32u << 20, one = 1u << 20, more = 24u << 20;
 		const char *how = argv[2];
@@ -547,7 +556,7 @@ int main(int argc, char **argv)
 		if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st))
 			return 1;
 	} else {
-		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late|grow|strided|moved|shrunk ... (see autoprobe.c)\n");
+		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late|idle|grow|strided|moved|shrunk ... (see autoprobe.c)\n");
 		return 2;
 	}
 	return 0;
