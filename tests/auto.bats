@@ -267,7 +267,11 @@ budget_sizes() {
 		read -r limit held own < <(jr $how.json "d['auto']['budget']['limit'], d['auto']['budget']['held_peak'], d['auto']['budget']['shim_own']" | tr -d '(),')
 		echo "$how: peak RSS $plain kB without, $hard kB hard (budget $limit B: held $held B at most, the shim's own $own B)"
 		[ "$(jr $how.json "d['auto']['budget']['hard']")" -eq 1 ]
-		[ $((hard * 1024)) -le $((plain * 1024 + limit)) ]
+		# (and 512 KiB the shim's count of its own misses: CI of 0d37fe2,
+		# strided, 75,756 kB against 68,396 and a line of 7,090 kB with
+		# 6 MiB held and 644 KiB of its own counted; the loader's memory
+		# for the shim's object is not in that count, 370 to 420 kB here)
+		[ $((hard * 1024)) -le $((plain * 1024 + limit + (512 << 10))) ]
 		[ $((held + own)) -le "$limit" ]
 		# (some of the churn was kept, or huge pages advised: there was
 		# something held; the churn then backs off, most of its regions
