@@ -118,7 +118,7 @@
 #define OWN_NS (100ull * 1000 * 1000)  /* soft: the shim's own memory read again so often at most */
 #define IDLE_TRIM_NS (1000ull * 1000 * 1000) /* soft: the guard's program reused nothing so long: trimmed to the extra */
 #define GUARD_LOOK 2                   /* rss_refresh's force: the guard's */
-#define GUARD_NS RSS_EVERY_NS          /* soft: RSS looked at so often while regions are kept (auto_kept) */
+#define GUARD_NS RSS_EVERY_NS          /* soft: RSS looked at so often while the cache is past the extra (auto_kept) */
 #define GROWN_NS (10ull * 1000 * 1000)   /* with no look to count from, what was mapped counts so long */
 #define UNTOUCHED_NS (500ull * 1000 * 1000) /* what is left of grown goes at the first look after 1 to 2 of these */
 #define FRESH_NS (10ull * 1000 * 1000)  /* what was mapped so lately may be being touched: not yet late */
@@ -225,7 +225,7 @@ static struct {
 	uint32_t wword;          /* the watcher's futex word */
 	int nwatchers, nwatch;
 	int rss_fell;            /* an unmap took resident pages out since the last look (grows) */
-	int guarding;            /* soft: the watcher looks at RSS every RSS_EVERY_NS while regions are kept (auto_kept) */
+	int guarding;            /* soft: the watcher looks at RSS every GUARD_NS while the cache is past the extra (auto_kept) */
 } S;
 
 /* ---- set-up and the budget ----
@@ -333,14 +333,17 @@ static void own_refresh(void)
 	__atomic_store_n(&S.shim_own, shim_own_now(), __ATOMIC_RELAXED);
 }
 
-/* Soft: whether what is kept, populated ahead and the shim's own could
- * pass the line if the program grew back to its peak with no call: only
- * then does the guard look (auto_kept).  Within the extra, they cannot. */
-static int past_extra(void)
+/* Soft: what may be kept with no guard, the extra less what is populated
+ * ahead and the shim's own: kept within it, a program growing back to its
+ * peak with no call cannot pass the line.  past_extra: the cache is over
+ * it, and the guard looks (auto_kept); an idle one is trimmed to it. */
+static uint64_t guard_room(void)
 {
-	return recycle_kept_total() + __atomic_load_n(&S.front_held, __ATOMIC_RELAXED) +
-	           __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED) > extra();
+	uint64_t e = extra(), o = __atomic_load_n(&S.front_held, __ATOMIC_RELAXED) +
+	                          __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED);
+	return e > o ? e - o : 0;
 }
+static int past_extra(void) { return recycle_kept_total() > guard_room(); }
 static uint64_t top(void)
 {
 	uint64_t p = prog_peak();
@@ -598,7 +601,6 @@ static void rss_refresh(uint64_t now, int force)
 	want = (rss > fh ? rss - fh : 0) + stale;
 	if (want < rss)
 		want = rss;
-
 	if (want > t) {
 		uint64_t k = recycle_kept_total(), past = want - t, most = k > past ? k - past : 0;
 		/* (first: no region kept while the trim runs; past the top
@@ -640,7 +642,8 @@ static void grows(uint64_t len)
 	 * its cache whenever the last look was one of the guard's, autoprobe
 	 * refill 3 runs of 4) */
 	if (held())
-		rss_refresh(os_now_ns(), __atomic_exchange_n(&S.rss_fell, 0, __ATOMIC_ACQ_REL));
+		rss_refresh(os_now_ns(), __atomic_load_n(&S.rss_fell, __ATOMIC_ACQUIRE) &&
+		                         __atomic_exchange_n(&S.rss_fell, 0, __ATOMIC_ACQ_REL));
 	__atomic_add_fetch(&S.grown, (int64_t)len, __ATOMIC_RELAXED);
 	fresh_add(len);
 	if (!held())
@@ -1366,7 +1369,6 @@ uint64_t auto_gone(const struct region *r, int unmap)
 	return fell;
 }
 
-
 void auto_mapped(int i, uintptr_t start, size_t len, const void *key, size_t size, const struct request *rq)
 {
 	struct region reg;
@@ -1529,24 +1531,6 @@ static int advance_back(struct watch *w)
 	return resident_run(&w->back, limit, 1) < 0 ? -1 : 0;
 }
 
-/* Hard: huge pages are advised only where the program is filling: from the
- * start to a huge page past the front, or past the windows queued ahead
- * of it, and from the huge page the back is in to the end; the rest as
- * the edges move.  Over the whole mapping, every page the program touched
- * anywhere in it, before or after, could become a huge page: helper-27,
- * a 64 MiB mapping filled 1 MiB from the front, then one byte every 2 MiB,
- * VmHWM 63 MB past the program's own (and khugepaged, with max_ptes_none
- * at 511, collapsing pages written one per 2 MiB before the advice: +94
- * MB with no touch after it).  Advised so, what the program has not
- * filled of the advised ranges is the huge page the front is in (or the
- * windows' last, which the worker populates: charged as windows), the
- * one past it where the budget has room for it too (else the program's
- * front goes on in small pages until the next look), and the huge page
- * the back is in: each charged, a system call of the watcher's each time
- * an edge moves on.  Not so by default: advised an edge at a time, a
- * program filling 64 MiB in 0.17 s ran into unadvised pages between two
- * looks and took 13,318 faults of 16,384 (at most 4,096 advised whole),
- * and the default's line is for growth it sees (README, "Bounded"). */
 /* Whether the program has pages in [from, hi) outside the windows the
  * worker populated (ours, whole and charged: advised, nothing more comes
  * resident there; without the exception, huge pages advised late (hard:
@@ -1565,6 +1549,24 @@ static int resident_outside_windows(const struct watch *w, uintptr_t from, uintp
 	return from < hi && os_resident_pages(from, hi, page_size);
 }
 
+/* Hard: huge pages are advised only where the program is filling: from the
+ * start to a huge page past the front, or past the windows queued ahead
+ * of it, and from the huge page the back is in to the end; the rest as
+ * the edges move.  Over the whole mapping, every page the program touched
+ * anywhere in it, before or after, could become a huge page: helper-27,
+ * a 64 MiB mapping filled 1 MiB from the front, then one byte every 2 MiB,
+ * VmHWM 63 MB past the program's own (and khugepaged, with max_ptes_none
+ * at 511, collapsing pages written one per 2 MiB before the advice: +94
+ * MB with no touch after it).  Advised so, what the program has not
+ * filled of the advised ranges is the huge page the front is in (or the
+ * windows' last, which the worker populates: charged as windows), the
+ * one past it where the budget has room for it too (else the program's
+ * front goes on in small pages until the next look), and the huge page
+ * the back is in: each charged, a system call of the watcher's each time
+ * an edge moves on.  Not so by default: advised an edge at a time, a
+ * program filling 64 MiB in 0.17 s ran into unadvised pages between two
+ * looks and took 13,318 faults of 16,384 (at most 4,096 advised whole),
+ * and the default's line is for growth it sees (README, "Bounded"). */
 static void advise_upto(struct watch *w, uintptr_t far)
 {
 	uintptr_t hi;
@@ -2083,7 +2085,7 @@ static void *watcher_main(void *arg)
 			idle_since = 0;
 			continue;
 		}
-		/* (auto_kept: a guard asked for, or the cache holding something,
+		/* (auto_kept: a guard asked for, or the cache past the extra,
 		 * guards for IDLE_NS more) */
 		if (__atomic_load_n(&S.guarding, __ATOMIC_RELAXED) && (!guard_until || past_extra()))
 			guard_until = now + IDLE_NS;
@@ -2112,9 +2114,7 @@ static void *watcher_main(void *arg)
 				reused = r;
 				reused_at = now;
 			} else if (now - reused_at >= IDLE_TRIM_NS) {
-				uint64_t e = extra(), o = __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED) +
-				                          __atomic_load_n(&S.front_held, __ATOMIC_RELAXED);
-				recycle_trim(e > o ? e - o : 0);
+				recycle_trim(guard_room());
 				reused_at = now;
 			}
 		} else {
