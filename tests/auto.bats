@@ -298,7 +298,10 @@ budget_sizes() {
 	[ "$status" -eq 0 ]
 	read -r held limit < <(jr a.json "d['auto']['budget']['held'], d['auto']['budget']['limit']" | tr -d '(),')
 	echo "asleep 0.1 s: held $held B at exit, the extra $limit B"
-	[ "$held" -gt "$limit" ] # (something to guard)
+	# (something to guard; not always in a sanitizer's build, whose own
+	# memory, counted against what is kept, is more than this extra: CI of
+	# 6e7b3a9, ThreadSanitizer, nothing kept)
+	[ "$held" -gt "$limit" ] || [ -n "${PREFAULT_SANITIZER:-}" ]
 	REPORT="$BATS_TEST_TMPDIR/b.json" run --separate-stderr shimmed auto "$AP" idle 3000
 	[ "$status" -eq 0 ]
 	read -r held limit < <(jr b.json "d['auto']['budget']['held'], d['auto']['budget']['limit']" | tr -d '(),')
