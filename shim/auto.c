@@ -65,6 +65,7 @@
 #include "defs.h"
 #include "fork.h"
 #include "glue.h"
+#include "growth.h"
 #include "lock.h"
 #include "match.h"
 #include "os.h"
@@ -226,6 +227,10 @@ static struct {
 	int nwatchers, nwatch;
 	int rss_fell;            /* an unmap took resident pages out since the last look (grows) */
 	int guarding;            /* soft: the watcher looks at RSS every GUARD_NS while the cache is past the extra (auto_kept) */
+	int fault_event;         /* soft: the guard had a page-fault event (growth_arm) */
+	int huge_live;           /* soft: a live front is advised huge pages (huge_hold; the watcher's) */
+	uint64_t guard_looks, fault_looks; /* the guard's looks, and of them those faults asked for */
+	uint64_t huge_holds;     /* times huge_live was set */
 } S;
 
 /* ---- set-up and the budget ----
@@ -344,6 +349,23 @@ static uint64_t guard_room(void)
 	return e > o ? e - o : 0;
 }
 static int past_extra(void) { return recycle_kept_total() > guard_room(); }
+
+/* Soft, while a front the program fills is advised huge pages: its faults
+ * there are 2 MiB each, and GROWTH_PERIOD of them 128 MiB, so the guard
+ * cannot hear it grow (helper-28's old mapping written in 40 ms beside a
+ * kept churn: VmHWM 3.3 MB past the line, RSS up 6 MiB between two of the
+ * fault event's looks).  The cache stays within the room meanwhile: what
+ * the program grows cannot take it past the line with the cache's help.
+ * (A cap, and a trim only when over it: loads otherwise.) */
+static void huge_hold(void)
+{
+	uint64_t r = guard_room();
+	if (!__atomic_load_n(&S.huge_live, __ATOMIC_RELAXED))
+		return;
+	recycle_cap_below(r); /* (a look may have shut the cache: not opened) */
+	if (recycle_kept_total() > r)
+		recycle_trim(r);
+}
 static uint64_t top(void)
 {
 	uint64_t p = prog_peak();
@@ -617,6 +639,7 @@ static void rss_refresh(uint64_t now, int force)
 	} else {
 		recycle_cap(UINT64_MAX);
 	}
+	huge_hold();
 	atomic_max(&S.over_peak, over);
 }
 
@@ -836,6 +859,8 @@ struct policy *auto_setup(const struct settings *set)
 	S.ncpu = os_online_cpus();
 	recycle_count_given(); /* (for own: see count_grown) */
 	rss_refresh(S.t0, 1);
+	/* (soft: the guard's ear for growth with no call; hard never guards) */
+	growth_init(!hard && !set->test_no_perf);
 	auto_on = 1;
 	return &P;
 }
@@ -1266,6 +1291,7 @@ void auto_kept(void)
 	/* (seq_cst, as the watcher's end of a guard: a region kept as the
 	 * guard ends is seen by one side or the other; the cache's count
 	 * has it already) */
+	huge_hold();
 	if (S.hard || __atomic_load_n(&S.guarding, __ATOMIC_SEQ_CST) || !past_extra() ||
 	    __atomic_exchange_n(&S.guarding, 1, __ATOMIC_SEQ_CST))
 		return;
@@ -2023,12 +2049,13 @@ static uint64_t reuses(void)
 static void *watcher_main(void *arg)
 {
 	uint64_t idle_since = 0, guard_until = 0, reused = 0, reused_at = 0;
+	int grew = 0;
 	(void)arg;
 	for (;;) {
 		uint32_t seen = __atomic_load_n(&S.wword, __ATOMIC_ACQUIRE);
 		uint64_t now = os_now_ns(), next = UINT64_MAX;
 		struct watch copy;
-		int k, pick = -1, nlive = 0, guard;
+		int k, pick = -1, nlive = 0, nhuge = 0, guard;
 		if (glue_leaving())
 			break;
 		spin_lock(&S.wlock);
@@ -2037,6 +2064,18 @@ static void *watcher_main(void *arg)
 			if (!w->live)
 				continue;
 			nlive++;
+			/* (advised, being filled: not yet between the front and the
+			 * back (a buffer written whole and used for seconds is no
+			 * growth to come), nor stopped (a 64 MiB mapping filled 1
+			 * MiB and left kept the churn beside it from its cache,
+			 * autoprobe expire: filled again, it is seen at the watch's
+			 * next look, in 32 ms to 1 s), and mapped so long ago that
+			 * it may no longer count as coming (one mapped lately does:
+			 * grows made room for it, and the churn beside a 64 MiB
+			 * buffer refilled at once kept its cache, autoprobe refill)) */
+			nhuge += w->advised && w->huge_kept && now - w->t_map >= UNTOUCHED_NS &&
+			         now - (w->t_bmoved > w->t_moved ? w->t_bmoved : w->t_moved) <= STALL_NS &&
+			         w->front + hpage_size < (w->back > w->front ? w->back : w->end);
 			if (w->t_next <= now && pick < 0)
 				pick = k;
 			else if (w->t_next < next)
@@ -2063,6 +2102,15 @@ static void *watcher_main(void *arg)
 			copy = watches[pick];
 		}
 		spin_unlock(&S.wlock);
+		/* (when the last such front is filled or stops, the next look
+		 * sets the cap as it finds room) */
+		if (!S.hard && (nhuge > 0) != __atomic_load_n(&S.huge_live, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&S.huge_live, nhuge > 0, __ATOMIC_RELAXED);
+			if (nhuge) {
+				__atomic_store_n(&S.huge_holds, S.huge_holds + 1, __ATOMIC_RELAXED);
+				huge_hold();
+			}
+		}
 		if (pick >= 0) {
 			int was_live;
 			poll_one(&copy, now);
@@ -2101,8 +2149,17 @@ static void *watcher_main(void *arg)
 		}
 		if (guard) { /* (auto_kept) */
 			uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), r = reuses();
-			if (now >= last && now - last >= GUARD_NS)
+			/* (grew: the program faulted GROWTH_PERIOD since the event
+			 * last said so; a look at once) */
+			if (grew || (now >= last && now - last >= GUARD_NS)) {
 				rss_refresh(now, GUARD_LOOK);
+				__atomic_store_n(&S.guard_looks, S.guard_looks + 1, __ATOMIC_RELAXED);
+				if (grew)
+					__atomic_store_n(&S.fault_looks, S.fault_looks + 1, __ATOMIC_RELAXED);
+			}
+			grew = 0;
+			if (!growth_armed() && growth_arm() == 0)
+				S.fault_event = 1;
 			if (next > now + GUARD_NS)
 				next = now + GUARD_NS;
 			/* A program that reuses nothing for IDLE_TRIM_NS is given back
@@ -2119,6 +2176,8 @@ static void *watcher_main(void *arg)
 			}
 		} else {
 			reused_at = 0;
+			if (growth_armed())
+				growth_disarm();
 		}
 		if (!nlive && !guard) {
 			if (!idle_since)
@@ -2129,8 +2188,18 @@ static void *watcher_main(void *arg)
 		} else {
 			idle_since = 0;
 		}
-		glue_wait(&S.wword, seen, next > now ? next - now : 1);
+		if (growth_armed()) {
+			int r = growth_wait(&S.wword, seen, next > now ? next - now : 1);
+			grew = r > 0;
+			if (r < 0) /* (the program's signal too: looks every GUARD_NS from now on) */
+				S.fault_event = 2;
+		} else
+			glue_wait(&S.wword, seen, next > now ? next - now : 1);
 	}
+	/* (no signal, and no wake's, on its way to this thread id after) */
+	if (growth_armed())
+		growth_disarm();
+	glue_sleeper_gone();
 	__atomic_store_n(&S.guarding, 0, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&S.nwatchers, 1, __ATOMIC_ACQ_REL);
 	return NULL;
@@ -2198,6 +2267,7 @@ void auto_atfork(int who)
 	 * on is its own (the sites and rules it inherited stay: same code). */
 	spin_init(&S.lock);
 	spin_init(&S.wlock);
+	growth_atfork_child();
 	if (S.nwatch)
 		memset(watches, 0, sizeof watches);
 	S.nwatch = 0;
@@ -2208,6 +2278,8 @@ void auto_atfork(int who)
 	S.front_held = 0;
 	S.front_rules = 0; /* (no worker's jobs here) */
 	S.cut = 0;         /* (the parent's, in its own report) */
+	S.guard_looks = S.fault_looks = S.huge_holds = 0;
+	S.fault_event = S.huge_live = 0;
 	S.rss_at = 0;      /* (the child's first look is not put off by a look of the parent's) */
 	S.own_at = 0;      /* (nothing to count from: the parent's windows are not the child's) */
 	spin_init(&S.glock);
@@ -2248,6 +2320,10 @@ void auto_figs(struct figs_proc *p, struct figs_auto *out, int max)
 	p->auto_hard = (uint64_t)S.hard;
 	p->auto_shim_own = S.shim_own;
 	p->auto_cut = S.cut;
+	p->auto_guard_looks = S.guard_looks;
+	p->auto_fault_looks = S.fault_looks;
+	p->auto_fault_event = (uint64_t)S.fault_event;
+	p->auto_huge_holds = S.huge_holds;
 	p->auto_sites = (uint64_t)S.nsites;
 	for (k = 0; k < S.nlisted && n < max; k++) {
 		const struct asite *s = &sites[listed[k]];

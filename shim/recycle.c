@@ -910,6 +910,12 @@ void recycle_add_rule(int rule, uint64_t max)
 }
 
 void recycle_cap(uint64_t total) { __atomic_store_n(&S.total_cap, total, __ATOMIC_RELAXED); }
+void recycle_cap_below(uint64_t total)
+{
+	uint64_t c = __atomic_load_n(&S.total_cap, __ATOMIC_RELAXED);
+	while (c > total && !__atomic_compare_exchange_n(&S.total_cap, &c, total, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
 
 uint64_t recycle_kept_total(void) { return __atomic_load_n(&S.kept_total, __ATOMIC_RELAXED); }
 /* Kept, and being given back: kept_total read first, with acquire, so that

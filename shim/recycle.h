@@ -55,6 +55,7 @@ uint64_t recycle_kept_bytes(int rule);
  * now; and a rule's kept regions given back (it backed off). */
 void recycle_add_rule(int rule, uint64_t max);
 void recycle_cap(uint64_t total);
+void recycle_cap_below(uint64_t total); /* lowered to total if above it */
 uint64_t recycle_kept_total(void);
 /* recycle_kept_total and what is being given back (its munmap not done):
  * what of RSS may be the cache's. */
