@@ -43,7 +43,7 @@ endif
 # and the kernel), and in lib/ what the shim and the tool share (the policy
 # language, the report's description and text, formatting: pure).
 # The shim, top to bottom:
-SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/auto.c shim/growth.c shim/stack.c \
+SHIM_SRC := shim/interpose.c shim/init.c shim/report.c shim/prefault.c shim/auto.c shim/stack.c \
             shim/worker.c shim/pool.c shim/carve.c shim/recycle.c shim/profile.c shim/profile_sample.c \
             shim/profile_tables.c shim/match.c shim/regions.c shim/stats.c shim/ranges.c \
             lib/policy_file.c lib/report_text.c lib/policy.c lib/glob.c lib/sbuf.c \

@@ -4,11 +4,10 @@
 # (PREFAULT_POLICY=auto) with each library given (builds of different
 # commits, before and after), one run each, and the last library's budget:
 # the extra (budget.limit, kB), whether its peak is within the line (the
-# peak without the shim plus the extra), the guard's looks at RSS, those on
-# page faults, and its holds for a front advised huge pages (README,
-# "Bounded").  The shim is preloaded into the program alone (env), not into
-# time.  One row:
-#   none | LIB... | extra | within | looks N faults N holds N
+# peak without the shim plus the extra), the guard's looks at RSS, and its
+# holds for a front advised huge pages (README, "Bounded").  The shim is
+# preloaded into the program alone (env), not into time.  One row:
+#   none | LIB... | extra | within | looks N holds N
 set -e
 LIBS=
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -32,5 +31,5 @@ import json, sys
 b = json.load(open(sys.argv[1]))['auto']['budget']
 extra = b['limit'] // 1024
 within = 'yes' if int(sys.argv[3]) <= int(sys.argv[2]) + extra else 'no'
-print('%s | %d | %s | looks %s faults %s holds %s' % (sys.argv[4], extra, within, b.get('guard_looks'), b.get('fault_looks'), b.get('huge_holds')))
+print('%s | %d | %s | looks %s holds %s' % (sys.argv[4], extra, within, b.get('guard_looks'), b.get('huge_holds')))
 PY

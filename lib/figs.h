@@ -171,11 +171,9 @@ struct figs_auto {
  * kind.  limit: what RSS may have over the program's own peak; over_peak:
  * the most it was seen to have; windows_cut: windows ahead of a buffer's
  * front made smaller than the program's 30 ms, or left out, for it;
- * guard_looks: the soft guard's looks at RSS, fault_looks those of them
- * its page-fault event asked for; fault_event: 1 if it had one (growth.h),
- * 2 if it had one and gave it up (the program takes the signal itself);
- * huge_holds: times the cache was held within the room while a front
- * mapped long ago and advised huge pages was being filled (auto.c). */
+ * guard_looks: the soft guard's looks at RSS; huge_holds: times the cache
+ * was held within the room while a front mapped long ago and advised huge
+ * pages was being filled (auto.c). */
 #define PF_AUTO_PROC_FIGS(X)                                                                 \
 	X(auto_limit, "budget.limit", FK_SUM)                                                \
 	X(auto_held, "budget.held", FK_SUM)                                                  \
@@ -188,8 +186,6 @@ struct figs_auto {
 	X(auto_shim_own, "budget.shim_own", FK_MAX)                                          \
 	X(auto_cut, "budget.windows_cut", FK_SUM)                                            \
 	X(auto_guard_looks, "budget.guard_looks", FK_SUM)                                    \
-	X(auto_fault_looks, "budget.fault_looks", FK_SUM)                                    \
-	X(auto_fault_event, "budget.fault_event", FK_MAX)                                    \
 	X(auto_huge_holds, "budget.huge_holds", FK_SUM)                                      \
 	X(auto_sites, "sites_seen", FK_SUM)
 

@@ -414,11 +414,7 @@ void rt_auto(struct sbuf *sb, const struct figs_proc *p)
 		/* (soft: what it kept passed the extra, and the guard looked) */
 		sb_str(sb, "; guarded: ");
 		sb_u64(sb, p->auto_guard_looks);
-		sb_str(sb, p->auto_guard_looks == 1 ? " look at RSS, " : " looks at RSS, ");
-		sb_u64(sb, p->auto_fault_looks);
-		sb_str(sb, p->auto_fault_event == 2   ? " on page faults (then every 10 ms: the program takes the event's signal itself)"
-		           : p->auto_fault_event == 1 ? " on page faults"
-		                                      : " on page faults (no perf event here: every 10 ms)");
+		sb_str(sb, p->auto_guard_looks == 1 ? " look at RSS" : " looks at RSS");
 	}
 	sb_chr(sb, '\n');
 	for (i = 0; i < p->nauto; i++) {

@@ -49,9 +49,9 @@
  * MiB, or PREFAULT_AUTO_BUDGET), never less than 2 MiB or one huge page;
  * what the program mapped and has not touched yet counts as coming for 0.5
  * to 1 s, and kept regions make room for it and for the shim's own memory;
- * while they fill the room below the peak, the watcher looks every 10 ms
- * too, for growth with no call (what grows faster passes the line: README,
- * "Bounded").  Hard
+ * while they fill the room below the peak, the watcher looks every 1 to 10
+ * ms too, as the room left asks, for growth with no call (what grows faster
+ * passes the line: README, "Bounded").  Hard
  * (PREFAULT_AUTO_BUDGET=hard): all the shim makes resident for the program
  * and its own memory within the extra, wherever RSS is.  Populate holds
  * nothing the program would not touch: it acts on sites 90% touched, and
@@ -65,7 +65,6 @@
 #include "defs.h"
 #include "fork.h"
 #include "glue.h"
-#include "growth.h"
 #include "lock.h"
 #include "match.h"
 #include "os.h"
@@ -119,7 +118,8 @@
 #define OWN_NS (100ull * 1000 * 1000)  /* soft: the shim's own memory read again so often at most */
 #define IDLE_TRIM_NS (1000ull * 1000 * 1000) /* soft: the guard's program reused nothing so long: trimmed to the extra */
 #define GUARD_LOOK 2                   /* rss_refresh's force: the guard's */
-#define GUARD_NS RSS_EVERY_NS          /* soft: RSS looked at so often while the cache is past the extra (auto_kept) */
+#define GUARD_NS RSS_EVERY_NS          /* soft: RSS looked at at least so often while the cache is past the extra (auto_kept) */
+#define GUARD_MIN_NS (1000ull * 1000)  /* ... and at most so often: guard_every */
 #define GROWN_NS (10ull * 1000 * 1000)   /* with no look to count from, what was mapped counts so long */
 #define UNTOUCHED_NS (500ull * 1000 * 1000) /* what is left of grown goes at the first look after 1 to 2 of these */
 #define FRESH_NS (10ull * 1000 * 1000)  /* what was mapped so lately may be being touched: not yet late */
@@ -227,9 +227,8 @@ static struct {
 	int nwatchers, nwatch;
 	int rss_fell;            /* an unmap took resident pages out since the last look (grows) */
 	int guarding;            /* soft: the watcher looks at RSS every GUARD_NS while the cache is past the extra (auto_kept) */
-	int fault_event;         /* soft: the guard had a page-fault event (growth_arm) */
 	int huge_live;           /* soft: a live front is advised huge pages (huge_hold; the watcher's) */
-	uint64_t guard_looks, fault_looks; /* the guard's looks, and of them those faults asked for */
+	uint64_t guard_looks;    /* the guard's looks at RSS */
 	uint64_t huge_holds;     /* times huge_live was set */
 } S;
 
@@ -351,12 +350,13 @@ static uint64_t guard_room(void)
 static int past_extra(void) { return recycle_kept_total() > guard_room(); }
 
 /* Soft, while a front the program fills is advised huge pages: its faults
- * there are 2 MiB each, and GROWTH_PERIOD of them 128 MiB, so the guard
- * cannot hear it grow (helper-28's old mapping written in 40 ms beside a
- * kept churn: VmHWM 3.3 MB past the line, RSS up 6 MiB between two of the
- * fault event's looks).  The cache stays within the room meanwhile: what
- * the program grows cannot take it past the line with the cache's help.
- * (A cap, and a trim only when over it: loads otherwise.) */
+ * there are 2 MiB each, a hundred times faster than the rate the guard's
+ * looks are timed for (guard_every), and no call comes for the old
+ * mapping's (helper-28's old mapping written in 40 ms beside a kept churn:
+ * VmHWM 3.3 MB past the line, RSS up 6 MiB between two looks).  The cache
+ * stays within the room meanwhile: what the program grows cannot take it
+ * past the line with the cache's help.  (A cap, and a trim only when over
+ * it: loads otherwise.) */
 static void huge_hold(void)
 {
 	uint64_t r = guard_room();
@@ -370,6 +370,26 @@ static uint64_t top(void)
 {
 	uint64_t p = prog_peak();
 	return p + extra_of(p);
+}
+
+/* Soft: how often the guard looks, from the room under the line at the
+ * last look: what the program can grow in that time with no call, at 1
+ * MiB a ms (a fresh page's first touch, 1.5 to 10 us here, at 4 us), so
+ * that it looks again before it can pass the line; every GUARD_NS with
+ * room for 10 ms of that, every GUARD_MIN_NS at the line.  (Every 10 ms
+ * alone: 16 MiB grown by sbrk in 40 ms went 2.2 to 2.9 MB past, an old
+ * mapping written at once 3.5; a perf page-fault event that signalled the
+ * watcher instead, helper-29: sigtimedwait takes the program's own
+ * process-directed signals of that number too, and its descriptor is one
+ * the program can see and run out of.) */
+static uint64_t guard_every(void)
+{
+	uint64_t t = top(), own = __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED), rss = __atomic_load_n(&S.rss, __ATOMIC_RELAXED),
+	         left, ns;
+	t = t > own ? t - own : 0;
+	left = t > rss ? t - rss : 0;
+	ns = left / (1u << 20) * 1000 * 1000; /* (1 MiB a ms) */
+	return ns < GUARD_MIN_NS ? GUARD_MIN_NS : ns > GUARD_NS ? GUARD_NS : ns;
 }
 
 /* The program's peak, at least getrusage's less the most the learner held. */
@@ -859,8 +879,6 @@ struct policy *auto_setup(const struct settings *set)
 	S.ncpu = os_online_cpus();
 	recycle_count_given(); /* (for own: see count_grown) */
 	rss_refresh(S.t0, 1);
-	/* (soft: the guard's ear for growth with no call; hard never guards) */
-	growth_init(!hard && !set->test_no_perf);
 	auto_on = 1;
 	return &P;
 }
@@ -1277,7 +1295,7 @@ static void *watcher_main(void *arg);
  * of the program's makes a look: none came while a CPython program built
  * a cache of 1 KiB strings after a churn (bench/py/phase.py: VmHWM 34.9
  * MB against 25.5 without the shim, the line 28.1).  So while regions are
- * kept the watcher looks every RSS_EVERY_NS too (watcher_main):
+ * kept the watcher looks every 1 to 10 ms too (guard_every, watcher_main):
  * what passes the line is what the program grows in that time, not all
  * that is kept.  Only while what is kept passes the extra (past_extra:
  * within it, growth back to the peak cannot pass the line).  Here, once a
@@ -2049,7 +2067,6 @@ static uint64_t reuses(void)
 static void *watcher_main(void *arg)
 {
 	uint64_t idle_since = 0, guard_until = 0, reused = 0, reused_at = 0;
-	int grew = 0;
 	(void)arg;
 	for (;;) {
 		uint32_t seen = __atomic_load_n(&S.wword, __ATOMIC_ACQUIRE);
@@ -2149,19 +2166,15 @@ static void *watcher_main(void *arg)
 		}
 		if (guard) { /* (auto_kept) */
 			uint64_t last = __atomic_load_n(&S.rss_at, __ATOMIC_RELAXED), r = reuses();
-			/* (grew: the program faulted GROWTH_PERIOD since the event
-			 * last said so; a look at once) */
-			if (grew || (now >= last && now - last >= GUARD_NS)) {
+			uint64_t every = guard_every();
+			if (now >= last && now - last >= every) {
 				rss_refresh(now, GUARD_LOOK);
 				__atomic_store_n(&S.guard_looks, S.guard_looks + 1, __ATOMIC_RELAXED);
-				if (grew)
-					__atomic_store_n(&S.fault_looks, S.fault_looks + 1, __ATOMIC_RELAXED);
+				every = guard_every();
+				last = now;
 			}
-			grew = 0;
-			if (!growth_armed() && growth_arm() == 0)
-				S.fault_event = 1;
-			if (next > now + GUARD_NS)
-				next = now + GUARD_NS;
+			if (next > (now >= last ? last : now) + every)
+				next = (now >= last ? last : now) + every;
 			/* A program that reuses nothing for IDLE_TRIM_NS is given back
 			 * what is kept past the extra, and the guard ends: it looked
 			 * every 10 ms for as long as an idle program held the cache
@@ -2176,8 +2189,6 @@ static void *watcher_main(void *arg)
 			}
 		} else {
 			reused_at = 0;
-			if (growth_armed())
-				growth_disarm();
 		}
 		if (!nlive && !guard) {
 			if (!idle_since)
@@ -2188,18 +2199,8 @@ static void *watcher_main(void *arg)
 		} else {
 			idle_since = 0;
 		}
-		if (growth_armed()) {
-			int r = growth_wait(&S.wword, seen, next > now ? next - now : 1);
-			grew = r > 0;
-			if (r < 0) /* (the program's signal too: looks every GUARD_NS from now on) */
-				S.fault_event = 2;
-		} else
-			glue_wait(&S.wword, seen, next > now ? next - now : 1);
+		glue_wait(&S.wword, seen, next > now ? next - now : 1);
 	}
-	/* (no signal, and no wake's, on its way to this thread id after) */
-	if (growth_armed())
-		growth_disarm();
-	glue_sleeper_gone();
 	__atomic_store_n(&S.guarding, 0, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&S.nwatchers, 1, __ATOMIC_ACQ_REL);
 	return NULL;
@@ -2267,7 +2268,6 @@ void auto_atfork(int who)
 	 * on is its own (the sites and rules it inherited stay: same code). */
 	spin_init(&S.lock);
 	spin_init(&S.wlock);
-	growth_atfork_child();
 	if (S.nwatch)
 		memset(watches, 0, sizeof watches);
 	S.nwatch = 0;
@@ -2278,8 +2278,8 @@ void auto_atfork(int who)
 	S.front_held = 0;
 	S.front_rules = 0; /* (no worker's jobs here) */
 	S.cut = 0;         /* (the parent's, in its own report) */
-	S.guard_looks = S.fault_looks = S.huge_holds = 0;
-	S.fault_event = S.huge_live = 0;
+	S.guard_looks = S.huge_holds = 0;
+	S.huge_live = 0;
 	S.rss_at = 0;      /* (the child's first look is not put off by a look of the parent's) */
 	S.own_at = 0;      /* (nothing to count from: the parent's windows are not the child's) */
 	spin_init(&S.glock);
@@ -2321,8 +2321,6 @@ void auto_figs(struct figs_proc *p, struct figs_auto *out, int max)
 	p->auto_shim_own = S.shim_own;
 	p->auto_cut = S.cut;
 	p->auto_guard_looks = S.guard_looks;
-	p->auto_fault_looks = S.fault_looks;
-	p->auto_fault_event = (uint64_t)S.fault_event;
 	p->auto_huge_holds = S.huge_holds;
 	p->auto_sites = (uint64_t)S.nsites;
 	for (k = 0; k < S.nlisted && n < max; k++) {

@@ -244,27 +244,32 @@ budget_sizes() {
 # Then, while regions are kept, the watcher looked every 10 ms too: 63,352
 # against 58,636 and 5.7; but an old mapping of 16 MiB, advised huge pages
 # once its front was seen and written at once, went 11.7 MB past (6e7b3a9:
-# RSS up 6 MiB between two looks, a fault of 2 MiB each).  Now the guard
-# looks every 256 KiB of page faults (growth.c), and the cache stays within
-# the room while an old mapping's advised front is being filled: 53,280
-# against 50,536 and 4.9.  Hard charges all the learner holds and the shim's
+# RSS up 6 MiB between two looks, a fault of 2 MiB each), and 16 MiB by
+# sbrk 2.9.  Now the guard looks as often as the room left asks (every 1
+# to 10 ms), and the cache stays within the room while an old mapping's
+# advised front is being filled: 51,752 against 50,540 and 5.1; sbrk 16,
+# 56,380 against 50,640 and 5.1.  Hard charges all the learner holds and the shim's
 # own memory against the extra, wherever RSS is.  strided: huge pages
 # advised over a whole buffer filled 1 MiB from the front, then one byte
 # written every 2 MiB: a huge page each (the default: 131,880 kB against
 # 68,048); hard advises only near the edges the program fills.
 @test "the budget: 24 MiB grown with no call the shim sees (sbrk, mprotect, a mapping touched seconds later): peak RSS within it (both budgets); hard: a buffer advised huge pages then written sparsely too" {
 	needs_plain_runtime
-	for how in sbrk mprotect old "old 16"; do
+	for how in sbrk mprotect old "old 16" "sbrk 16"; do
 		plain=$(kv vmhwm_kb "$(shimmed "" "$AP" grow $how)")
 		REPORT="$BATS_TEST_TMPDIR/d.json" run --separate-stderr shimmed auto "$AP" grow $how
 		[ "$status" -eq 0 ]
 		soft=$(kv vmhwm_kb "$output")
-		read -r limit held event looks < <(jr d.json "d['auto']['budget']['limit'], d['auto']['budget']['held_peak'], d['auto']['budget']['fault_event'], d['auto']['budget']['fault_looks']" | tr -d '(),')
-		echo "$how: peak RSS $plain kB without, $soft kB by default (budget $limit B: held $held B at most; fault event $event, $looks looks on its word)"
-		[ $((soft * 1024)) -le $((plain * 1024 + limit)) ]
+		read -r limit held looks < <(jr d.json "d['auto']['budget']['limit'], d['auto']['budget']['held_peak'], d['auto']['budget']['guard_looks']" | tr -d '(),')
+		echo "$how: peak RSS $plain kB without, $soft kB by default (budget $limit B: held $held B at most; $looks guard looks)"
+		# (16 MiB by sbrk at once: within a look's way of the line, up to
+		# 0.6 MB past in eight runs; 2.2 to 2.9 MB past with looks every
+		# 10 ms)
+		slack=0
+		[ "$how" != "sbrk 16" ] || slack=$((1 << 20))
+		[ $((soft * 1024)) -le $((plain * 1024 + limit + slack)) ]
 		[ "$held" -ge $((4 << 20)) ] # (the churn was kept: the line held by the guard's looks, not by keeping nothing)
-		# (where perf opens, the guard heard the growth: the faults asked for looks)
-		[ "$event" -eq 0 ] || [ "$looks" -gt 0 ]
+		[ "$looks" -gt 0 ]
 	done
 	for how in sbrk mprotect old strided; do
 		args="grow $how"
@@ -292,49 +297,6 @@ budget_sizes() {
 	REPORT="$BATS_TEST_TMPDIR/d.json" run --separate-stderr shimmed auto "$AP" strided
 	[ "$status" -eq 0 ]
 	[ $(($(kv vmhwm_kb "$output") * 1024)) -gt $((plain * 1024 + $(jr d.json "d['auto']['budget']['limit']"))) ]
-}
-
-# The guard sleeps on the page-fault event's signal (SIGRTMAX-2, sent to its
-# thread alone) with sigtimedwait, which takes a signal sent to the process
-# too when every thread blocks it.  A program that uses that signal so gets
-# each one all the same: the guard puts it back as it came and polls from
-# then on (without putting it back: 20 of 21 arrived).
-@test "the guard's signal, the program's own too (blocked everywhere, taken with sigtimedwait): every one arrives, as sent" {
-	needs_plain_runtime
-	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed auto "$AP" sigwait
-	echo "$output; budget: $(jr r.json "d['auto']['budget']")"
-	[ "$status" -eq 0 ]
-	[ "$(kv sent "$output")" -eq 21 ]
-	[ "$(kv got "$output")" -eq 21 ]
-	[ "$(kv same "$output")" -eq 21 ]
-	event=$(jr r.json "d['auto']['budget']['fault_event']")
-	[ "$event" -ne 0 ] || skip "perf_event_open refused here: the guard had no event to give up"
-	[ "$event" -eq 2 ] # (the scenario happened: its sleep took one, and it gave the event up)
-}
-
-# Where perf_event_open is refused (paranoid 3, seccomp, a container) the
-# guard looks every 10 ms as before; and the event's descriptor is one only
-# a guarded program has, high, and not inherited across exec.
-@test "the guard without its event polls (the line held for sbrk); with it, its descriptor is high and no child's" {
-	needs_plain_runtime
-	plain=$(kv vmhwm_kb "$(shimmed "" "$AP" grow sbrk)")
-	REPORT="$BATS_TEST_TMPDIR/n.json" PREFAULT_TEST_NO_PERF=1 run --separate-stderr shimmed auto "$AP" grow sbrk
-	[ "$status" -eq 0 ]
-	read -r limit event looks < <(jr n.json "d['auto']['budget']['limit'], d['auto']['budget']['fault_event'], d['auto']['budget']['guard_looks']" | tr -d '(),')
-	echo "no event: peak RSS $plain kB without, $(kv vmhwm_kb "$output") kB (budget $limit B; event $event, $looks guard looks)"
-	[ "$event" -eq 0 ]
-	[ "$looks" -gt 0 ]
-	[ $(($(kv vmhwm_kb "$output") * 1024)) -le $((plain * 1024 + limit)) ]
-	# a program that keeps nothing past the extra has no descriptor of ours
-	run -0 shimmed auto "$AP" fds
-	echo "unguarded: $output"
-	[ "$(kv perf_fds "$output")" -eq 0 ]
-	REPORT="$BATS_TEST_TMPDIR/f.json" run -0 --separate-stderr shimmed auto "$AP" fds churn
-	echo "guarded: $output"
-	[ "$(jr f.json "d['auto']['budget']['fault_event']")" -ne 0 ] || skip "perf_event_open refused here"
-	[ "$(kv perf_fds "$output")" -eq 1 ]
-	[ "$(kv perf_fd "$output")" -ge 64 ]
-	[ "$(kv child_perf_fds "$output")" -eq 0 ]
 }
 
 # While what is kept passes the extra, the learner's thread looks at RSS

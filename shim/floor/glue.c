@@ -453,78 +453,7 @@ int glue_wait(uint32_t *w, uint32_t seen, uint64_t timeout_ns)
 	return 0;
 }
 
-/* The one sleeper of glue_wait_sig: its word (NULL: none), thread and
- * signal; inflight: wakes between reading its thread and their tgkill. */
-static struct {
-	uint32_t *w;
-	pid_t tid, pid;
-	int sig, inflight;
-} sleeper;
-
-static void wake_sleeper(uint32_t *w)
-{
-	pid_t tid;
-	int sig;
-	__atomic_add_fetch(&sleeper.inflight, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&sleeper.w, __ATOMIC_SEQ_CST) == w) {
-		tid = sleeper.tid;
-		sig = sleeper.sig;
-		sys6(SC_tgkill, sleeper.pid, tid, sig, 0, 0, 0);
-	}
-	__atomic_sub_fetch(&sleeper.inflight, 1, __ATOMIC_SEQ_CST);
-}
-
-void glue_wake(uint32_t *w)
-{
-	sys6(SC_futex, (long)w, FUTEX_WAKE_PRIVATE, 1 << 30, 0, 0, 0);
-	/* (the waker's store to *w before this load, the sleeper's store of
-	 * itself before its read of *w: one sees the other) */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (unlikely(__atomic_load_n(&sleeper.w, __ATOMIC_SEQ_CST) != NULL))
-		wake_sleeper(w);
-}
-
-int glue_wait_sig(uint32_t *w, uint32_t seen, uint64_t timeout_ns, int sig, int fd)
-{
-	static TLS pid_t my_tid;
-	uint64_t set = 1ull << (sig - 1);
-	struct timespec ts = { (time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u) };
-	siginfo_t si;
-	int r;
-	if (!my_tid)
-		my_tid = (pid_t)sys6(SC_gettid, 0, 0, 0, 0, 0, 0);
-	if (!sleeper.pid)
-		sleeper.pid = sys_getpid();
-	sleeper.tid = my_tid;
-	sleeper.sig = sig;
-	__atomic_store_n(&sleeper.w, w, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(w, __ATOMIC_SEQ_CST) != seen) {
-		__atomic_store_n(&sleeper.w, NULL, __ATOMIC_SEQ_CST);
-		return 0;
-	}
-	r = (int)sys6(SC_rt_sigtimedwait, (long)&set, (long)&si, (long)&ts, KSIGSET, 0, 0);
-	__atomic_store_n(&sleeper.w, NULL, __ATOMIC_SEQ_CST);
-	if (r != sig)
-		return 0; /* (the time, or EINTR) */
-	if (si.si_code == SI_TKILL && si.si_pid == sleeper.pid)
-		return 0; /* a wake's */
-	if (si.si_fd == fd && si.si_code > 0 && si.si_code <= POLL_HUP)
-		return si.si_code == POLL_IN;
-	/* The program's: back to the process as it came, for its own sigwait
-	 * to take.  (The kernel takes a queued one's siginfo as it was, but
-	 * one sent by kill only from the thread whose id is the process's:
-	 * sent again by kill, its si_pid and si_uid are this process's.) */
-	if (sys6(SC_rt_sigqueueinfo, sleeper.pid, sig, (long)&si, 0, 0, 0) != 0)
-		sys6(SC_kill, sleeper.pid, sig, 0, 0, 0, 0);
-	return -1;
-}
-
-void glue_sleeper_gone(void)
-{
-	__atomic_store_n(&sleeper.w, NULL, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&sleeper.inflight, __ATOMIC_SEQ_CST))
-		sys_sched_yield();
-}
+void glue_wake(uint32_t *w) { sys6(SC_futex, (long)w, FUTEX_WAKE_PRIVATE, 1 << 30, 0, 0, 0); }
 
 /* ---- helper threads ---- */
 
@@ -796,11 +725,6 @@ void glue_atfork_child(void)
 		S.resolve_state = 0;
 	S.helpers = 0;
 	S.leaving = 0;
-	/* (the sleeper was a thread of the parent's; a wake in flight there
-	 * never ends here) */
-	sleeper.w = NULL;
-	sleeper.inflight = 0;
-	sleeper.pid = 0;
 	for (i = 0; i < STARTS; i++)
 		start_used[i] = 0;
 }

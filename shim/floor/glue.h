@@ -99,8 +99,7 @@ size_t boot_size(const void *p);
 	X(prlimit64) X(getpid) X(getppid) X(geteuid) X(capget) X(prctl) X(futex)          \
 	X(sched_yield) X(nanosleep) X(rt_sigprocmask) X(rt_sigpending)                    \
 	X(rt_sigtimedwait) X(fadvise64) X(shmctl) X(ioctl) X(perf_event_open) X(sendto)   \
-	X(exit_group) X(clone3) X(renameat2) X(unlinkat) X(gettid) X(tgkill)      \
-	X(rt_sigqueueinfo) X(kill)
+	X(exit_group) X(clone3) X(renameat2) X(unlinkat)
 #define PF_SC_ENUM(name) SC_##name,
 enum sc { PF_SYSCALLS(PF_SC_ENUM) SC_COUNT };
 #undef PF_SC_ENUM
@@ -162,21 +161,6 @@ int sys_nanosleep(const struct timespec *ts);
 int sys_sigprocmask(int how, const sigset_t *set, sigset_t *old);
 int sys_sigpending(sigset_t *set);
 int sys_sigtimedwait(const sigset_t *set, const struct timespec *ts);
-
-/* A sleep on a futex word that one signal, sent to this thread alone, ends
- * too (growth.c: the kernel's page-fault event signals the learner's
- * watcher).  sigtimedwait cannot wait on a word, so glue_wake of that word
- * sends the sleeper the signal as well (tgkill).  One sleeper at a time,
- * with sig blocked.  Returns 1: sig came from fd (si_fd, POLL_IN); 0: a
- * wake, the time, or sig from fd for another reason; -1: sig came from
- * somewhere else (the program sends it to itself and takes it with a
- * sigwait of its own): it is queued to the process again (as it was, but
- * one sent by kill(): its sender then reads as this process), and the
- * caller must not sleep on sig again.  glue_sleeper_gone: before the
- * thread that slept here leaves, so that no wake's tgkill is still on its
- * way to its thread id (a program thread's, by then). */
-int glue_wait_sig(uint32_t *w, uint32_t seen, uint64_t timeout_ns, int sig, int fd);
-void glue_sleeper_gone(void);
 /* These, as lib/io.h's calls, for lib's modules. */
 extern const struct io glue_io;
 

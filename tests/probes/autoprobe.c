@@ -79,14 +79,6 @@
  *   idle MS             site B's churn (kept) for 0.5 s, then asleep MS
  *                       ms; threads= at the end (the learner's guard:
  *                       tests/auto.bats)
- *   sigwait             a churn kept past the extra (the guard on), the
- *                       guard's signal blocked and sent to the process 21
- *                       times (sigqueue, then kill), each taken with
- *                       sigtimedwait: sent= got= same= (its value, code and
- *                       sender as sent)
- *   fds [churn]         (after 0.3 s of churn kept past the extra: the
- *                       guard on) perf_fds= perf_fd= (the lowest)
- *                       child_perf_fds= (an exec'd ls's)
  *   grow HOW [MIB]      a 32 MiB working set; for 1.5 s, site B's churn
  *                       as in expire (kept); then 24 MiB (MIB) more touched with
  *                       no mmap or munmap, HOW: sbrk (the heap), mprotect
@@ -117,7 +109,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -451,67 +442,6 @@ int main(int argc, char **argv)
 			return 1;
 		usleep((useconds_t)(atof(argv[2]) * 1000));
 		printf("threads=%d\n", dir_entries("/proc/self/task"));
-	} else if (argc >= 2 && !strcmp(argv[1], "sigwait")) {
-		/* The guard's signal the program's own too: blocked in every
-		 * thread, sent to the process while the guard sleeps on it, and
-		 * taken with sigtimedwait. */
-		int sig = SIGRTMAX - 2, i, got = 0, same = 0, sent = 20;
-		long unused = 0, n = 0, first;
-		sigset_t set;
-		siginfo_t si;
-		struct timespec ts = { 2, 0 };
-		sigemptyset(&set);
-		sigaddset(&set, sig);
-		if (pthread_sigmask(SIG_BLOCK, &set, NULL) || refill_churn(1u << 20, 300, 0, &unused, &n, &first))
-			return 1;
-		for (i = 0; i < sent; i++) {
-			union sigval v;
-			v.sival_int = 1000 + i;
-			if (refill_churn(1u << 20, 30, 0, &unused, &n, &first) || sigqueue(getpid(), sig, v))
-				return 1;
-			usleep(5000); /* (the guard's sleep may take it meanwhile) */
-			if (sigtimedwait(&set, &si, &ts) == sig) {
-				got++;
-				same += si.si_value.sival_int == 1000 + i && si.si_code == SI_QUEUE && si.si_pid == getpid();
-			}
-		}
-		if (kill(getpid(), sig))
-			return 1;
-		usleep(5000);
-		if (sigtimedwait(&set, &si, &ts) == sig && si.si_code == SI_USER && si.si_pid == getpid())
-			got++, same++;
-		printf("sent=%d got=%d same=%d\n", sent + 1, got, same);
-	} else if (argc >= 2 && !strcmp(argv[1], "fds")) {
-		long unused = 0, n = 0, first;
-		int perf = 0, lowest = -1, child = 0;
-		char line[512];
-		FILE *ls;
-		DIR *d;
-		struct dirent *e;
-		if (refill_churn(1u << 20, argc >= 3 ? 300 : 0, 0, &unused, &n, &first))
-			return 1;
-		if (!(d = opendir("/proc/self/fd")))
-			return 1;
-		while ((e = readdir(d))) {
-			char path[64], to[256];
-			ssize_t k;
-			snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-			if ((k = readlink(path, to, sizeof to - 1)) > 0) {
-				to[k] = '\0';
-				if (strstr(to, "perf_event")) {
-					perf++;
-					if (lowest < 0 || atoi(e->d_name) < lowest)
-						lowest = atoi(e->d_name);
-				}
-			}
-		}
-		closedir(d);
-		if (!(ls = popen("ls -l /proc/self/fd", "r")))
-			return 1;
-		while (fgets(line, sizeof line, ls))
-			child += strstr(line, "perf_event") != NULL;
-		pclose(ls);
-		printf("perf_fds=%d perf_fd=%d child_perf_fds=%d\n", perf, lowest, child);
 	} else if (argc >= 3 && !strcmp(argv[1], "grow")) {
 		size_t work = 32u << 20, one = 1u << 20, more = (argc >= 4 ? (size_t)atoi(argv[3]) : 24u) << 20;
 		const char *how = argv[2];
