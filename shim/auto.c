@@ -372,6 +372,17 @@ static uint64_t top(void)
 	return p + extra_of(p);
 }
 
+/* The line a look holds RSS to, for a program peak of p: the top, and
+ * soft, less the shim's own memory (see rss_refresh). */
+static uint64_t line_of(uint64_t p)
+{
+	uint64_t t = p + extra_of(p), own;
+	if (S.hard)
+		return t;
+	own = __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED);
+	return t > own ? t - own : 0;
+}
+
 /* Soft: how often the guard looks, from the room under the line at the
  * last look: what the program can grow in that time with no call, at 1
  * MiB a ms (a fresh page's first touch, 1.5 to 10 us here, at 4 us), so
@@ -384,9 +395,7 @@ static uint64_t top(void)
  * the program can see and run out of.) */
 static uint64_t guard_every(void)
 {
-	uint64_t t = top(), own = __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED), rss = __atomic_load_n(&S.rss, __ATOMIC_RELAXED),
-	         left, ns;
-	t = t > own ? t - own : 0;
+	uint64_t t = line_of(prog_peak()), rss = __atomic_load_n(&S.rss, __ATOMIC_RELAXED), left, ns;
 	left = t > rss ? t - rss : 0;
 	ns = left / (1u << 20) * 1000 * 1000; /* (1 MiB a ms) */
 	return ns < GUARD_MIN_NS ? GUARD_MIN_NS : ns > GUARD_NS ? GUARD_NS : ns;
@@ -622,17 +631,13 @@ static void rss_refresh(uint64_t now, int force)
 	}
 	count_grown(now, rss + given - fh);
 	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
-	t = p + extra_of(p);
 	/* (soft: the program's peak has the shim's own memory in it, which
 	 * the front's windows count on at a small peak, a huge page of room
 	 * in the extra's 2 MiB; what is kept makes room for it: bench/py/
 	 * phase.py, VmHWM 27.7 MB against 25.4 without the shim and a line
 	 * of 27.9, 28.7 without this.  A sanitizer build's own, 3.1 MiB under
 	 * ASan, is more than a small program's extra: nothing kept there) */
-	if (!S.hard) {
-		uint64_t own = __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED);
-		t = t > own ? t - own : 0;
-	}
+	t = line_of(p);
 	/* What was mapped a while ago and is still untouched may be touched
 	 * with no call between (autoprobe late): kept regions make room for
 	 * it too.  Not what was mapped lately: a churn's own mappings, made,
@@ -2173,8 +2178,10 @@ static void *watcher_main(void *arg)
 				every = guard_every();
 				last = now;
 			}
-			if (next > (now >= last ? last : now) + every)
-				next = (now >= last ? last : now) + every;
+			if (now < last) /* (another thread's look, since this clock read) */
+				last = now;
+			if (next > last + every)
+				next = last + every;
 			/* A program that reuses nothing for IDLE_TRIM_NS is given back
 			 * what is kept past the extra, and the guard ends: it looked
 			 * every 10 ms for as long as an idle program held the cache

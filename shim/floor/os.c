@@ -273,7 +273,10 @@ int os_online_cpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
-long os_read_fd(int fd, char *buf, size_t cap)
+/* To the end, or (once) what the first read gives: a one-line /proc file
+ * is given whole by its first read, and the end's read is a system call
+ * more (os_rss_now). */
+static long read_fd(int fd, char *buf, size_t cap, int once)
 {
 	size_t len = 0;
 	while (len + 1 < cap) {
@@ -285,23 +288,29 @@ long os_read_fd(int fd, char *buf, size_t cap)
 		if (n == 0)
 			break;
 		len += (size_t)n;
+		if (once)
+			break;
 	}
 	buf[len] = '\0';
 	return (long)len;
 }
 
-long os_read_file(const char *path, char *buf, size_t cap)
+long os_read_fd(int fd, char *buf, size_t cap) { return read_fd(fd, buf, cap, 0); }
+
+static long read_file(const char *path, char *buf, size_t cap, int once)
 {
 	int fd = sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0), e;
 	long n;
 	if (fd < 0)
 		return -1;
-	n = os_read_fd(fd, buf, cap);
+	n = read_fd(fd, buf, cap, once);
 	e = errno;
 	sys_close(fd);
 	errno = e;
 	return n;
 }
+
+long os_read_file(const char *path, char *buf, size_t cap) { return read_file(path, buf, cap, 0); }
 
 static uint64_t parse_u64(const char *s)
 {
@@ -315,24 +324,12 @@ static uint64_t parse_u64(const char *s)
 
 uint64_t os_rss_now(void)
 {
-	/* One read, not read to the end: statm is one short line, given
-	 * whole by its first read, and the soft guard reads it at every 256
-	 * KiB of the program's faults (3 system calls a look, not 4). */
+	/* (one read: the soft guard reads it every 1 to 10 ms, 3 system
+	 * calls a look, not 4) */
 	char buf[128];
 	const char *p = buf;
-	int fd = sys_open("/proc/self/statm", O_RDONLY | O_CLOEXEC | O_NOCTTY, 0), e;
-	long n;
-	if (fd < 0)
+	if (read_file("/proc/self/statm", buf, sizeof buf, 1) <= 0)
 		return 0;
-	do
-		n = sys_read(fd, buf, sizeof buf - 1);
-	while (n < 0 && errno == EINTR);
-	e = errno;
-	sys_close(fd);
-	errno = e;
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	while (*p && *p != ' ')
 		p++;
 	return parse_u64(p) * page_size;
