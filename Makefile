@@ -97,7 +97,7 @@ $(BUILD)/libprefault.map: shim/libprefault.map.S shim/floor/entries.h
 $(BUILD)/libprefault.so: $(SHIM_OBJ) $(BUILD)/libprefault.map
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=$(BUILD)/libprefault.map \
-		-Wl,-z,relro,-z,now,-z,noseparate-code,--sort-section=alignment -ldl -lpthread
+		-Wl,-z,relro,-z,now,-z,noseparate-code,--sort-section=alignment $(if $(SANITIZE),,-Wl,-z,defs) -ldl -lpthread
 
 $(BUILD)/obj/cli/lib/%.o: lib/%.c Makefile
 	$(call say,CC,$@)
