@@ -225,17 +225,6 @@ uintptr_t carve_take(int rule, size_t len, int prot, int flags, size_t *resident
 	return recycle_take(rule, len, prot, flags, resident, NULL, NULL);
 }
 
-int carve_owns(uintptr_t start, size_t len)
-{
-	int i, n = __atomic_load_n(&S.nres, __ATOMIC_ACQUIRE);
-	for (i = 0; i < n; i++) {
-		uintptr_t end = __atomic_load_n(&reserves[i].end, __ATOMIC_ACQUIRE);
-		if (reserves[i].start < start + len && start < end)
-			return 1;
-	}
-	return 0;
-}
-
 /* ---- the report: what the reserves hold at exit ---- */
 
 static struct figs_rule *report_rules;

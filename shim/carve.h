@@ -36,9 +36,5 @@ uintptr_t carve_take(int rule, size_t len, int prot, int flags, size_t *resident
  * AnonHugePages) from /proc/self/smaps, added into rules[] (indexed by
  * rule).  Reads nothing where no reserve was made. */
 void carve_report(struct figs_rule *rules);
-/* Whether [start, start + len) overlaps a reserve ever made (a reserve
- * given back and mapped again by someone else is not told apart: the
- * caller's use is a hint).  A scan of the reserves made: for rare calls. */
-int carve_owns(uintptr_t start, size_t len);
 void carve_atfork(int who);
 #endif

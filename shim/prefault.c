@@ -107,7 +107,7 @@ static void nested_changed(uintptr_t s, uintptr_t e, int gone);
 void pf_setup(const struct policy *p, int profile, const struct settings *set)
 {
 	void *m;
-	int i, carve_checks = 0, carve_any = 0;
+	int i, carve_checks = 0;
 	unsigned all = 0;
 	uint64_t min_block = UINT64_MAX;
 	pol = p;
@@ -115,7 +115,6 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 	for (i = 0; p && i < p->nrules; i++) {
 		all |= p->rules[i].actions;
 		carve_checks |= (p->rules[i].actions & A_CARVE) && p->rules[i].huge_check;
-		carve_any |= (p->rules[i].actions & A_CARVE) != 0;
 	}
 	if (auto_on) /* the learner's rules come as it decides */
 		all |= A_RECYCLE | A_POPULATE | A_BACKGROUND | A_HUGEPAGE;
@@ -136,7 +135,7 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 		S.thp_madvise = thp == THP_MADVISE;
 		if (!S.thp_ok && !auto_on)
 			stats_note(N_NO_THP);
-	} else if (carve_any) { /* (carve notes its own lack of THP) */
+	} else if (carve_checks) { /* (carve notes its own lack of THP) */
 		S.thp_madvise = os_thp_mode() == THP_MADVISE;
 	}
 	if (match_min_size[1] < min_block)
@@ -968,15 +967,6 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 		r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	}
 	guard_resume(&g);
-	/* A carved slice moved or grown is the program's mapping alone: the
-	 * reserve's advice went with it, and what it gains, touched anywhere,
-	 * would be huge pages the program never asked for (a byte every 2 MiB
-	 * of a slice grown to 256 MiB: 128 huge pages).  Taken back where THP
-	 * is madvise-only (there, no advice is what the program had; under
-	 * `always`, the advice changes nothing). */
-	if (r != MAP_FAILED && (r != old || PAGE_UP(newlen) > PAGE_UP(oldlen)) && S.thp_madvise &&
-	    carve_owns((uintptr_t)old, PAGE_UP(oldlen)))
-		sys_madvise(r, PAGE_UP(newlen), MADV_NOHUGEPAGE);
 	if (ours) {
 		if (r != MAP_FAILED)
 			moved_locked(r, PAGE_UP(newlen));

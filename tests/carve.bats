@@ -286,24 +286,6 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	[ "$(jget "$f" "d['shim']['syscalls']['madvise']")" -le 5 ]
 }
 
-# A slice the program moves and grows by mremap took the reserve's
-# MADV_HUGEPAGE with it: a byte every 2 MiB of what it gained was a huge
-# page each (without the shim, 4 KiB each).
-@test "a slice grown by mremap loses the reserve's huge-page advice: peak RSS as without the shim" {
-	needs_pmd_thp
-	needs_thp_madvise
-	[ "$HPAGE" -gt $((1 << 20)) ] && [ $((HPAGE % (1 << 20))) -eq 0 ] || skip "1 MiB is not a slice of this huge page size"
-	pol=$(policy grow <<<$'[global]\nbudget = 1G\n[rule arenas]\ncall = mmap\nsize = 1M\nmap = anon private\naction = carve\nrecycle_max = 16M')
-	out=$("$B/probes/autoprobe" arenas 40 grow)
-	REPORT="$BATS_TEST_TMPDIR/g.json" run --separate-stderr shimmed "$pol" "$B/probes/autoprobe" arenas 40 grow
-	[ "$status" -eq 0 ]
-	echo "peak RSS $(kv vmhwm_kb "$out") kB without, $(kv vmhwm_kb "$output") kB with"
-	[ "$(kv moved "$output")" = ok ]
-	[ "$(arena_stat "$BATS_TEST_TMPDIR/g.json" carve reserves)" -ge 1 ]
-	# (with the advice: 297,968 kB against 50,556)
-	[ "$(kv vmhwm_kb "$output")" -le $(($(kv vmhwm_kb "$out") + 20480)) ]
-}
-
 @test "policy checks for carve: mmap only, anonymous private only, reserve and carve_min_rss need carve; carve implies recycle" {
 	for bad in $'[rule r]\ncall = malloc\naction = carve' $'[rule r]\ncall = mmap\nmap = shared\naction = carve' \
 	           $'[rule r]\ncall = mmap\nreserve = 8M\naction = recycle' $'[rule r]\ncall = mmap\nreserve = 1K\naction = carve' \
