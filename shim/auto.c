@@ -366,17 +366,21 @@ static void huge_hold(void)
 	if (recycle_kept_total() > r)
 		recycle_trim(r);
 }
+/* The top for a program peak of p: p and its extra. */
+static uint64_t top_of(uint64_t p)
+{
+	return p + extra_of(p);
+}
 static uint64_t top(void)
 {
-	uint64_t p = prog_peak();
-	return p + extra_of(p);
+	return top_of(prog_peak());
 }
 
 /* The line a look holds RSS to, for a program peak of p: the top, and
  * soft, less the shim's own memory (see rss_refresh). */
 static uint64_t line_of(uint64_t p)
 {
-	uint64_t t = p + extra_of(p), own;
+	uint64_t t = top_of(p), own;
 	if (S.hard)
 		return t;
 	own = __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED);
