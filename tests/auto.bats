@@ -293,8 +293,10 @@ budget_sizes() {
 		[ "$held" -ge $((1 << 20)) ] || [ $how = strided ]
 	done
 	# the default passes the line here (its stated limit): the probe is one
-	# only hard holds
-	REPORT="$BATS_TEST_TMPDIR/d.json" run --separate-stderr shimmed auto "$AP" strided
+	# only hard holds.  (Its huge pages judged a win: the probe fills its
+	# front slowly, and 1 run in 6 its paced rate judged them slower and
+	# the advice went back before the sparse writes: 69,540 kB)
+	REPORT="$BATS_TEST_TMPDIR/d.json" PREFAULT_TEST_HUGE=huge run --separate-stderr shimmed auto "$AP" strided
 	[ "$status" -eq 0 ]
 	[ $(($(kv vmhwm_kb "$output") * 1024)) -gt $((plain * 1024 + $(jr d.json "d['auto']['budget']['limit']"))) ]
 }
