@@ -61,10 +61,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define RESERVES 1024 /* at least 4 GiB of reserves at 2 MiB huge pages */
+#define RESERVES CARVE_RESERVES_MAX /* at least 8 GiB of live reserves at 2 MiB huge pages */
 
+/* A reserve as the report knows it: a range, or end 0 for a free slot. */
 struct reserve {
 	uintptr_t start, end;
+	uint64_t gen; /* S.gen when recorded: a compaction judges only older ones */
 	int rule;
 };
 
@@ -77,10 +79,14 @@ static struct {
 	const char *test_hpage;   /* the test setting, or NULL */
 	int hstate;               /* HP_*: the huge page size is read at the first request */
 	size_t hpage;             /* the huge page size carving goes by; 0: carving is off */
-	int nres;
+	int nres;                 /* slots ever used (free ones among them have end 0) */
+	int slots;                /* the table's size: RESERVES, fewer in a test */
+	uint64_t gen;             /* reserves recorded so far */
+	int compacting;           /* a thread is reading smaps to free dead slots */
 } S;
-/* Tables: the reserves made (for the report at exit), and per rule the size
- * of its next reserve and of its largest. */
+/* Tables: the reserves live, as far as we know (for the report at exit: it
+ * has no other use), and per rule the size of its next reserve and of its
+ * largest. */
 static struct reserve reserves[RESERVES];
 static uint64_t next_size[POL_MAX_RULES], max_size[POL_MAX_RULES];
 static uint8_t small_won[POL_MAX_RULES]; /* hugepage_check: carving off for good */
@@ -93,6 +99,12 @@ void carve_setup(const struct policy *pol, const struct settings *set)
 		if (pol->rules[i].actions & A_CARVE)
 			S.pol = pol;
 	S.test_hpage = set->test_hpage;
+	S.slots = RESERVES;
+	if (set->test_carve_slots) {
+		uint64_t n = 0;
+		if (!parse_size(set->test_carve_slots, strlen(set->test_carve_slots), &n) && n >= 1 && n < RESERVES)
+			S.slots = (int)n;
+	}
 }
 
 /* The huge page size, read at the first request of a carve rule (a process
@@ -180,13 +192,129 @@ static uintptr_t map_aligned(size_t size, int prot, int flags)
 	return (uintptr_t)a;
 }
 
+/* ---- the reserves table ----
+ *
+ * Reserves die as their slices are unmapped for good, and their addresses
+ * are mapped again, by the next reserve or anything else; nothing tells
+ * this module (a slice goes through recycle.c and the program's calls).  A
+ * table that only grew filled after 1,024 reserves (a churn past
+ * recycle_max makes one every few rounds: CPython's arenas, hundreds a
+ * second, would stop being carved within the hour), and counted an
+ * address twice once a new reserve had been placed where a dead one was.
+ * So: a new reserve's range is dead for every older slot (the kernel just
+ * gave it to us: nothing was mapped there), and when the table is full,
+ * one read of /proc/self/smaps frees every slot that no advised mapping
+ * overlaps any more (once per so many reserves; a mmap call of the
+ * program's that makes a reserve pays it, a few ms for a large process).
+ * Only slots older than the read are judged: one recorded meanwhile may
+ * not be in what the read saw. */
+
+/* Trim slot i to what is outside [a, b); the part after it goes to a free
+ * slot if there is one (else it is left out: the report counts less).
+ * Under S.lock. */
+static void trim_locked(int i, uintptr_t a, uintptr_t b)
+{
+	struct reserve *r = &reserves[i];
+	uintptr_t s = r->start, e = r->end;
+	int j;
+	if (e <= a || s >= b)
+		return;
+	if (e > b && s < a) { /* a hole in the middle: the tail moves out */
+		for (j = 0; j < S.nres && reserves[j].end; j++)
+			;
+		if (j < S.slots) {
+			reserves[j].rule = r->rule;
+			reserves[j].gen = r->gen;
+			reserves[j].start = b;
+			__atomic_store_n(&reserves[j].end, e, __ATOMIC_RELEASE);
+			if (j == S.nres)
+				S.nres++;
+		}
+	}
+	if (s < a)
+		__atomic_store_n(&r->end, a, __ATOMIC_RELEASE);
+	else if (e > b)
+		r->start = b; /* (end stays: a reader sees the old start or the new, both inside) */
+	else
+		__atomic_store_n(&r->end, 0, __ATOMIC_RELEASE);
+}
+
+/* Record [a, b) for rule; 0 if the table is full. */
+static int record(uintptr_t a, uintptr_t b, int rule)
+{
+	int i, slot = -1;
+	spin_lock(&S.lock);
+	for (i = 0; i < S.nres; i++)
+		if (reserves[i].end)
+			trim_locked(i, a, b);
+	for (i = 0; i < S.nres && slot < 0; i++)
+		if (!reserves[i].end)
+			slot = i;
+	if (slot < 0 && S.nres < S.slots)
+		slot = S.nres++;
+	if (slot >= 0) {
+		reserves[slot].rule = rule;
+		reserves[slot].start = a;
+		reserves[slot].gen = ++S.gen;
+		__atomic_store_n(&reserves[slot].end, b, __ATOMIC_RELEASE);
+	}
+	spin_unlock(&S.lock);
+	return slot >= 0;
+}
+
+struct seen {
+	uint64_t live[RESERVES / 64]; /* (a bit a slot: a wrapper's stack is the program's) */
+	int n;
+};
+
+/* A mapping of smaps: the slots it keeps alive (advised and overlapping). */
+static void mark_live(void *arg, const struct os_vma *v)
+{
+	struct seen *w = arg;
+	int i;
+	if (!v->advised)
+		return;
+	for (i = 0; i < w->n; i++) {
+		uintptr_t e = __atomic_load_n(&reserves[i].end, __ATOMIC_ACQUIRE);
+		if (e > v->start && reserves[i].start < v->end)
+			w->live[i / 64] |= 1ull << (i % 64);
+	}
+}
+
+/* Free the slots of dead reserves; 1 if any was freed.  One thread at a
+ * time (another finding the table full meanwhile makes no reserve). */
+static int compact(int rule)
+{
+	struct seen w;
+	uint64_t before;
+	int i, freed = 0, idle = 0;
+	if (!__atomic_compare_exchange_n(&S.compacting, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	memset(w.live, 0, sizeof w.live);
+	spin_lock(&S.lock);
+	w.n = S.nres;
+	before = S.gen;
+	spin_unlock(&S.lock);
+	if (os_smaps_walk(mark_live, &w) == 0) {
+		spin_lock(&S.lock);
+		for (i = 0; i < w.n; i++)
+			if (reserves[i].end && !(w.live[i / 64] >> (i % 64) & 1) && reserves[i].gen <= before) {
+				__atomic_store_n(&reserves[i].end, 0, __ATOMIC_RELEASE);
+				freed++;
+			}
+		spin_unlock(&S.lock);
+	}
+	st_add(&g_stats.rules[rule].carve_compactions, 1);
+	__atomic_store_n(&S.compacting, 0, __ATOMIC_RELEASE);
+	return freed > 0;
+}
+
 uintptr_t carve_take(int rule, size_t len, int prot, int flags, size_t *resident)
 {
 	struct figs_rule *rs = &g_stats.rules[rule];
 	uint64_t size;
 	uintptr_t r;
 	size_t n;
-	int slot = -1;
 	if (!recycle_stock_ok()) {
 		st_add(&rs->carve_uncarved, 1);
 		return 0;
@@ -197,22 +325,18 @@ uintptr_t carve_take(int rule, size_t len, int prot, int flags, size_t *resident
 		stats_note(N_BUDGET);
 		return 0;
 	}
-	spin_lock(&S.lock);
-	if (S.nres < RESERVES)
-		reserves[slot = S.nres++].end = 0; /* (filled below: end 0 holds nothing yet) */
-	spin_unlock(&S.lock);
-	if (slot < 0 || !(r = map_aligned((size_t)size, prot, flags))) {
+	if (!(r = map_aligned((size_t)size, prot, flags))) {
 		budget_release(size);
-		if (slot < 0) {
-			st_add(&rs->skip_table, 1);
-			stats_note(N_TABLE_FULL);
-		}
+		return 0;
+	}
+	if (!record(r, r + size, rule) && (!compact(rule) || !record(r, r + size, rule))) {
+		sys_munmap((void *)r, (size_t)size);
+		budget_release(size);
+		st_add(&rs->skip_table, 1);
+		stats_note(N_CARVE_TABLE_FULL);
 		return 0;
 	}
 	sys_madvise((void *)r, (size_t)size, MADV_HUGEPAGE);
-	reserves[slot].rule = rule;
-	reserves[slot].start = r;
-	__atomic_store_n(&reserves[slot].end, r + size, __ATOMIC_RELEASE);
 	st_add(&rs->carve_reserves, 1);
 	st_add(&rs->carve_reserved_bytes, size);
 	if (size < max_size[rule]) /* (two threads may both double it: the cap holds) */
@@ -269,5 +393,6 @@ void carve_atfork(int who)
 		spin_init(&S.lock);
 		if (S.hstate == HP_READING) /* (a thread of the parent's was reading it) */
 			S.hstate = HP_UNREAD;
+		S.compacting = 0; /* (likewise, reading smaps) */
 	}
 }

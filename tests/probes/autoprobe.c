@@ -101,6 +101,14 @@
  *                       byte written every 2 MiB of what it gained;
  *                       moved=ok (or the errno) intact= (the front's bytes
  *                       as written) vmhwm_kb=
+ *   arenas ROUNDS [grow]  a 32 MiB working set, then ROUNDS rounds of 16
+ *                       1 MiB mappings from one site written whole and
+ *                       unmapped (CPython's arenas: hard carves them);
+ *                       late_faults= this thread's faults over the second
+ *                       half of the rounds; grow: then one more from the
+ *                       site, grown by mremap to 256 MiB and a byte written
+ *                       every 2 MiB of what it gained (a carved slice's
+ *                       advice must not go with it), moved=ok; vmhwm_kb=
  *   shrunk N            N 1 MiB mappings written and unmapped, twice (the
  *                       learner keeps some: a peak of N MiB, then little),
  *                       then a fork: child_vmhwm_kb= the child's
@@ -204,8 +212,9 @@ static void write_paced(char *q, double ms)
 }
 
 /* 16 mappings of one bytes from one call site, written whole, then
- * unmapped (expire's and refill's site B).  Nonzero if an mmap failed. */
-static __attribute__((noinline)) int round16(size_t one)
+ * unmapped (expire's and refill's site B), all but the first if keep is
+ * given (it goes there).  Nonzero if an mmap failed. */
+static __attribute__((noinline)) int round16_keep(size_t one, char **keep)
 {
 	char *b[16];
 	int k;
@@ -215,10 +224,13 @@ static __attribute__((noinline)) int round16(size_t one)
 			return 1;
 		write_pages(b[k], one, 1);
 	}
-	for (k = 0; k < 16; k++)
+	for (k = keep ? 1 : 0; k < 16; k++)
 		munmap(b[k], one);
+	if (keep)
+		*keep = b[0];
 	return 0;
 }
+static int round16(size_t one) { return round16_keep(one, NULL); }
 
 static long refill_n;
 /* refill: for MS ms, rounds of 16 mappings of one bytes written whole and
@@ -530,6 +542,30 @@ int main(int argc, char **argv)
 		for (i = len; i < big; i += 2u << 20)
 			q[i] = 2;
 		printf("moved=ok intact=%d vmhwm_kb=%ld\n", ok, status_kb("VmHWM:"));
+	} else if (argc >= 3 && !strcmp(argv[1], "arenas")) {
+		long n = atol(argv[2]), r, f = 0;
+		char *w = probe_map(32u << 20), *g, *q;
+		size_t i, big = 256u << 20;
+		write_pages(w, 32u << 20, 1);
+		for (r = 0; r < n; r++) {
+			if (r == n / 2)
+				f = faults_of(RUSAGE_THREAD);
+			if (round16(1u << 20))
+				return 1;
+		}
+		printf("late_faults=%ld\n", faults_of(RUSAGE_THREAD) - f);
+		if (argc >= 4 && !strcmp(argv[3], "grow")) {
+			if (round16_keep(1u << 20, &g))
+				return 1;
+			if ((q = mremap(g, 1u << 20, big, MREMAP_MAYMOVE)) == MAP_FAILED) {
+				printf("moved=%d\n", errno);
+				return 1;
+			}
+			for (i = 1u << 20; i < big; i += 2u << 20)
+				q[i] = 1;
+			printf("moved=ok\n");
+		}
+		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 	} else if (argc >= 3 && !strcmp(argv[1], "shrunk")) {
 		int n = atoi(argv[2]), r, i, st;
 		char **v = calloc((size_t)n, sizeof *v);
@@ -556,7 +592,7 @@ int main(int argc, char **argv)
 		if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st))
 			return 1;
 	} else {
-		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late|idle|grow|strided|moved|shrunk ... (see autoprobe.c)\n");
+		fprintf(stderr, "usage: autoprobe churn|sparse|turn|sizes|fill|ends|part|expire|refill|late|idle|grow|strided|moved|arenas|shrunk ... (see autoprobe.c)\n");
 		return 2;
 	}
 	return 0;
