@@ -346,7 +346,7 @@ uintptr_t carve_take(int rule, size_t len, int prot, int flags, size_t *resident
 		sys_munmap((void *)r, (size_t)size - n * len);
 		budget_release(size - n * len);
 	}
-	return recycle_take(rule, len, prot, flags, resident, NULL, NULL);
+	return recycle_take(rule, len, prot, flags, resident, NULL, NULL, NULL);
 }
 
 /* ---- the report: what the reserves hold at exit ---- */

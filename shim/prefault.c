@@ -36,6 +36,7 @@ static struct {
 	int locked_all; /* the policy's mlockall is in force */
 	int program_locks_all; /* the program called mlockall itself */
 	int recyclers; /* the policy has a recycle rule */
+	int unadvise; /* a carve rule, THP in madvise mode: see unadvised() */
 	spin_t plock;
 	int kernel_aligns; /* huge-page-multiple anonymous mappings come aligned: 1 yes, -1 no, 0 not seen */
 } S = { .populate_ok = 1, .thp_ok = 1 };
@@ -107,7 +108,7 @@ static void nested_changed(uintptr_t s, uintptr_t e, int gone);
 void pf_setup(const struct policy *p, int profile, const struct settings *set)
 {
 	void *m;
-	int i, carve_checks = 0;
+	int i, carve_checks = 0, carving = 0;
 	unsigned all = 0;
 	uint64_t min_block = UINT64_MAX;
 	pol = p;
@@ -115,6 +116,7 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 	for (i = 0; p && i < p->nrules; i++) {
 		all |= p->rules[i].actions;
 		carve_checks |= (p->rules[i].actions & A_CARVE) && p->rules[i].huge_check;
+		carving |= (p->rules[i].actions & A_CARVE) != 0;
 	}
 	if (auto_on) /* the learner's rules come as it decides */
 		all |= A_RECYCLE | A_POPULATE | A_BACKGROUND | A_HUGEPAGE;
@@ -138,6 +140,7 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 	} else if (carve_checks) { /* (carve notes its own lack of THP) */
 		S.thp_madvise = os_thp_mode() == THP_MADVISE;
 	}
+	S.unadvise = carving && os_thp_mode() == THP_MADVISE;
 	if (match_min_size[1] < min_block)
 		min_block = match_min_size[1];
 	if (auto_on && AUTO_BLOCK_MIN < min_block)
@@ -182,6 +185,7 @@ struct plan {
 	int align_huge;        /* place the mapping on a huge-page boundary */
 	int recyclable;        /* a recycle rule on a plain writable anonymous private request */
 	int carve;             /* ... of a carve rule, that can be carved (carve.c) */
+	int slice;             /* the request got a carved slice (RF_CARVED) */
 	size_t recycled_resident; /* pages of a reused region already resident, or ~0 if fresh */
 	int check;             /* hugepage_check: the first chunk both ways */
 	int timed;
@@ -542,6 +546,8 @@ static void step_track(struct act *x, const void *key)
 		x->rflags |= RF_MADE;
 	if (x->rq->mk & MK_SHARED)
 		x->rflags |= RF_SHARED;
+	if (x->pl->slice && !key)
+		x->rflags |= RF_CARVED;
 	/* (the learner's mappings tracked even uncharged: their unmap takes
 	 * them out of what it counts as coming, see auto_gone) */
 	if (!x->charge && !(x->rflags & RF_RECYCLE) && !auto_on)
@@ -804,9 +810,9 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		recycle_release_range((uintptr_t)addr, PAGE_UP(len));
 	if (pl.recyclable) {
 		size_t res;
-		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res, pl.carve || no_hint(flags) ? NULL : &beside, &kept_epoch);
+		uintptr_t a = recycle_take(rule, PAGE_UP(len), prot, flags, &res, pl.carve || no_hint(flags) ? NULL : &beside, &kept_epoch, &pl.slice);
 		if (!a && pl.carve && carve_judge(rule))
-			a = carve_take(rule, PAGE_UP(len), prot, flags, &res);
+			pl.slice = (a = carve_take(rule, PAGE_UP(len), prot, flags, &res)) != 0;
 		if (a) {
 			p = (void *)a;
 			pl.recycled_resident = res;
@@ -888,7 +894,7 @@ int pf_munmap(void *addr, size_t len)
 		worker_cancel((uintptr_t)addr, len);
 		budget_release(r.charged);
 		if ((r.flags & RF_RECYCLE) && !(r.flags & RF_LOCKED) && !S.program_locks_all)
-			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags, (r.flags & RF_FULL) != 0, r.epoch);
+			kept = recycle_keep((uintptr_t)addr, len, r.rule, r.prot, r.mflags, (r.flags & RF_FULL) != 0, (r.flags & RF_CARVED) != 0, r.epoch);
 		if (kept && auto_on)
 			auto_kept();
 		if (auto_on && !kept && (r.flags & (RF_RECYCLE | RF_AUTO)) == RF_RECYCLE)
@@ -904,6 +910,29 @@ int pf_munmap(void *addr, size_t len)
 	if (unlikely(fell) && rc == 0)
 		auto_unmapped(fell); /* (an atomic add: no guard, errno as the munmap left it) */
 	return rc;
+}
+
+/* A carved slice lies in its reserve, a mapping advised MADV_HUGEPAGE; the
+ * program's own mapping would have no advice.  Moved or grown by mremap,
+ * it takes the reserve's advice with it, and a byte written every 2 MiB of
+ * what it gained is a huge page each (autoprobe arenas 40 grow, under a
+ * carve rule: VmHWM 303,988 kB against 50,632 without the shim).  So the
+ * moved range is advised MADV_NOHUGEPAGE: in THP's madvise mode a fault
+ * there then gets what the program's own mapping would (with THP always,
+ * the advice changes nothing a fault gets, and is left).  The program's
+ * MADV_COLLAPSE of it, refused under MADV_NOHUGEPAGE, is let through by
+ * pf_madvise (RF_UNADVISED).  A slice the program advised itself is not a
+ * candidate (its madvise clears RF_CARVED), nor a range where a reserve
+ * once was (b0ad5a0 took every such range, and took the program's own
+ * advice off its own buffers: reverted). */
+static void unadvised(void *p, size_t len)
+{
+	struct region reg;
+	memset(&reg, 0, sizeof reg);
+	reg.start = (uintptr_t)p;
+	reg.end = (uintptr_t)p + len;
+	reg.flags = RF_UNADVISED;
+	(void)regions_add(&reg); /* (no room to track it: MADV_COLLAPSE there is refused) */
 }
 
 /* After mremap moved a range the shim had locked: remember it where it is
@@ -930,8 +959,8 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 {
 	void *(*f)(void *, size_t, size_t, int, ...) = REAL(mremap);
 	void *r;
-	uintptr_t one[1][2];
-	int ours;
+	uintptr_t one[1][2], got[1][3];
+	int ours, carved, unadv;
 	struct guard g = guard_enter();
 	stats_call(E_mremap);
 	if (oldlen > SIZE_MAX - hpage_size || newlen > SIZE_MAX - hpage_size) { /* the kernel refuses it */
@@ -947,6 +976,8 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	 * call.  (mremap works within one mapping, so the range is locked
 	 * whole or not at all.) */
 	ours = !S.program_locks_all && regions_locked_in((uintptr_t)old, PAGE_UP(oldlen), one, 1) > 0;
+	carved = S.unadvise && regions_with((uintptr_t)old, PAGE_UP(oldlen), RF_CARVED, got, 1) > 0;
+	unadv = S.unadvise && regions_with((uintptr_t)old, PAGE_UP(oldlen), RF_UNADVISED, got, 1) > 0;
 	unmapped(old, PAGE_UP(oldlen));
 	if (PAGE_UP(newlen) > PAGE_UP(oldlen)) /* growing in place needs what follows */
 		recycle_release_range((uintptr_t)old + PAGE_UP(oldlen), PAGE_UP(newlen) - PAGE_UP(oldlen));
@@ -972,6 +1003,15 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 			moved_locked(r, PAGE_UP(newlen));
 		else /* nothing moved: the old range is still locked */
 			moved_locked(old, PAGE_UP(oldlen));
+	}
+	if (carved && r != MAP_FAILED && (r != old || PAGE_UP(newlen) > PAGE_UP(oldlen))) {
+		if (sys_madvise(r, PAGE_UP(newlen), MADV_NOHUGEPAGE) == 0)
+			unadvised(r, PAGE_UP(newlen));
+	} else if (unadv) { /* (its record went with unmapped: put back where it is now) */
+		if (r != MAP_FAILED)
+			unadvised(r, PAGE_UP(newlen));
+		if (r == MAP_FAILED || (flags & MREMAP_DONTUNMAP))
+			unadvised(old, PAGE_UP(oldlen));
 	}
 	if (unlikely(S.profile_on) && r != MAP_FAILED)
 		profile_remap((uintptr_t)old, PAGE_UP(oldlen), (uintptr_t)r, PAGE_UP(newlen), flags);
@@ -1208,8 +1248,8 @@ void pf_privileges(void)
 int pf_madvise(void *addr, size_t len, int advice)
 {
 	int (*f)(void *, size_t, int) = REAL(madvise);
-	uintptr_t ours[PIECES][2], s = PAGE_DOWN((uintptr_t)addr), e;
-	int n = 0, i, rc, drop = advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE;
+	uintptr_t ours[PIECES][2], un[PIECES][3], s = PAGE_DOWN((uintptr_t)addr), e;
+	int n = 0, nun = 0, i, rc, drop = advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE;
 	struct guard g;
 	if (len > SIZE_MAX - hpage_size) /* the kernel refuses it */
 		return f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
@@ -1238,10 +1278,18 @@ int pf_madvise(void *addr, size_t len, int advice)
 		/* Anything else (DONTFORK, WIPEONFORK, HUGEPAGE, MERGEABLE, ...)
 		 * changes the mapping in a way a fresh one would not have. */
 		regions_clear_flag(s, e - s, RF_RECYCLE);
+		if (advice == MADV_HUGEPAGE || advice == MADV_NOHUGEPAGE) /* (its own advice now) */
+			regions_clear_flag(s, e - s, RF_CARVED | RF_UNADVISED);
+		else if (advice == MADV_COLLAPSE && S.unadvise) /* (see unadvised()) */
+			nun = regions_with(s, e - s, RF_UNADVISED, un, PIECES);
 	}
+	for (i = 0; i < nun; i++)
+		sys_madvise((void *)un[i][0], un[i][1] - un[i][0], MADV_HUGEPAGE);
 	guard_pause(&g); /* (the shim's locks given up, taken again after) */
 	rc = f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
 	guard_resume(&g);
+	for (i = 0; i < nun; i++)
+		sys_madvise((void *)un[i][0], un[i][1] - un[i][0], MADV_NOHUGEPAGE);
 	if (drop && (n || S.locked_all) && !S.program_locks_all) {
 		for (i = 0; i < n; i++)
 			if (relock((void *)ours[i][0], ours[i][1] - ours[i][0]) != 0)

@@ -109,6 +109,7 @@ struct kept {
 	struct kclass *cls;
 	unsigned char full;  /* every page resident when kept (a hint) */
 	unsigned char clean; /* stocked, never the program's: reads zero (carve.c) */
+	unsigned char slice; /* a slice of a carve reserve (stocked, or kept since) */
 	unsigned char known; /* which pages are resident is below (asked with others) */
 	uint64_t res[KNOWN_PAGES / 64]; /* bit i: page i resident */
 	uint32_t gen;        /* set when kept: tells a region kept anew from the one asked about */
@@ -433,6 +434,7 @@ static void push_locked(struct kclass *c, struct kept *k, uintptr_t addr, size_t
 	k->full = (unsigned char)full;
 	k->epoch = 0;
 	k->clean = (unsigned char)clean;
+	k->slice = (unsigned char)clean; /* (a kept one: recycle_keep says) */
 	k->known = 0;
 	k->gen = ++S.gen;
 	k->prev = NULL;
@@ -444,7 +446,7 @@ static void push_locked(struct kclass *c, struct kept *k, uintptr_t addr, size_t
 	__atomic_store_n(&S.nkept, S.tree.n, __ATOMIC_RELAXED);
 }
 
-int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full, uint32_t epoch)
+int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full, int slice, uint32_t epoch)
 {
 	struct figs_rule *rs = &g_stats.rules[rule];
 	struct kclass *c;
@@ -516,6 +518,7 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 	/* MADV_FREE lets the kernel take the pages: then nothing is known. */
 	push_locked(c, k, addr, len, full && !free_it, 0);
 	k->epoch = epoch;
+	k->slice = (unsigned char)slice;
 	if (kept_bytes[rule] > st_get(&rs->recycle_peak_bytes))
 		__atomic_store_n(&rs->recycle_peak_bytes, kept_bytes[rule], __ATOMIC_RELAXED);
 	spin_unlock(&S.klock);
@@ -821,7 +824,7 @@ static size_t zero_batch(struct kclass *c, struct kept *t, int swap)
 	return zero_window(ts, vec + (ts - lo) / page_size, per, 0); /* t itself (no swap here) */
 }
 
-uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident, uintptr_t *beside, uint32_t *epoch)
+uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident, uintptr_t *beside, uint32_t *epoch, int *slice)
 {
 	struct figs_rule *rs = &g_stats.rules[rule];
 	struct kclass *c;
@@ -858,6 +861,8 @@ again:
 	known = k->known;
 	if (epoch)
 		*epoch = k->epoch;
+	if (slice)
+		*slice = k->slice;
 	if (needs_asking(k)) {
 		/* (zero_batch releases the lock; the budget's charge goes with t) */
 		budget_release(len);

@@ -13,15 +13,17 @@ void recycle_limited(int on);
 /* The program unmapped exactly this region of `rule`: keep it?  1 if kept
  * (the caller must not unmap it), 0 if it should really be unmapped.
  * `full`: every page was resident when last seen (a hint: reuse then
- * clears it whole without asking the kernel which pages are resident). */
-int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full, uint32_t epoch);
+ * clears it whole without asking the kernel which pages are resident).
+ * `slice`: it is a slice of a carve reserve (RF_CARVED): recycle_take says
+ * so again when it hands it out. */
+int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int full, int slice, uint32_t epoch);
 /* A kept region for this request, zeroed where the program had touched it;
  * 0 if none.  *resident gets the pages that are resident (and zero), and
- * *epoch (if not NULL) what recycle_keep was given for it.  With
+ * *epoch and *slice (if not NULL) what recycle_keep was given for it.  With
  * `beside`, it may answer 0 with *beside set: map this one fresh, with that
  * address as the kernel's hint, so that regions are kept side by side and
  * asked about together (see the top of recycle.c). */
-uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident, uintptr_t *beside, uint32_t *epoch);
+uintptr_t recycle_take(int rule, size_t len, int prot, int flags, size_t *resident, uintptr_t *beside, uint32_t *epoch, int *slice);
 /* Stock for carve.c: [start, start + total), a fresh mapping of this
  * rule's with this protection and these flags, cut into regions of len
  * bytes that the next requests of that length get as they are (they were

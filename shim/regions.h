@@ -25,6 +25,12 @@ enum {
 	RF_SHARED = 16, /* a shared mapping: its pages are the file's (see pf_uffd) */
 	RF_AUTO = 32,   /* the learner watches it (auto.c): no rule, no charge;
 	                 * `rule` holds its site */
+	RF_CARVED = 64, /* a slice of a carve reserve, with the reserve's huge-page
+	                 * advice, which the program has not advised itself: a
+	                 * mremap that moves or grows it takes the advice off */
+	RF_UNADVISED = 128, /* the program's mapping, moved from a slice, that the
+	                 * shim gave MADV_NOHUGEPAGE (pf_mremap): the program's
+	                 * MADV_COLLAPSE there works as it would without us */
 };
 
 /* A tracked region, as the tables hand it out. */

@@ -111,6 +111,33 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	done
 }
 
+# A slice lies in its reserve, advised MADV_HUGEPAGE; moved or grown by
+# mremap it took the advice along, and a byte written every 2 MiB of what it
+# gained was a huge page each (autoprobe arenas 40 grow: VmHWM 296,832 kB
+# against 50,504 without the shim).  b0ad5a0 took the advice off every range
+# where a reserve had been, the program's own advice with it (reverted);
+# now only a slice the program has not advised itself loses it.
+@test "a slice moved or grown by mremap leaves the reserve's huge-page advice behind (not the program's own), and MADV_COLLAPSE of it works as without the shim" {
+	needs_pmd_thp
+	for size in 1M 256K; do
+		for how in plain advised; do
+			run --separate-stderr "$CARVE" moved $size $how
+			[ "$status" -eq 0 ]
+			plain="$output"
+			REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy carve)" "$CARVE" moved $size $how
+			echo "$size $how: without: $(tr '\n' ' ' <<<"$plain") with: $(tr '\n' ' ' <<<"$output")"
+			[ "$output" = "$plain" ]
+			[ "$(arena_stat "$BATS_TEST_TMPDIR/r.json" carve fresh)" -ge 2 ] # (carved)
+		done
+	done
+	plain=$(kv vmhwm_kb "$("$B/probes/autoprobe" arenas 40 grow)")
+	REPORT="$BATS_TEST_TMPDIR/g.json" run --separate-stderr shimmed "$(arena_policy carve '' 'recycle_max = 4M')" "$B/probes/autoprobe" arenas 40 grow
+	[ "$status" -eq 0 ]
+	echo "grown: VmHWM $plain kB without, $(kv vmhwm_kb "$output") with"
+	[ "$(kv moved "$output")" = ok ]
+	[ "$(kv vmhwm_kb "$output")" -le $((plain + 16384)) ]
+}
+
 @test "zero-filled reuse: every slice reads zero, fresh or reused, however it was written and given back" {
 	needs_plain_runtime # (a sanitizer's shadow memory takes faults of its own)
 	needs_pmd_thp

@@ -44,6 +44,9 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux 6.1 */
+#endif
 #ifndef MREMAP_DONTUNMAP
 #define MREMAP_DONTUNMAP 4 /* Linux 5.7 */
 #endif

@@ -12,6 +12,13 @@
  *                   zero, fill them (densely, sparsely, one byte), unmap them
  *                   (in order, in reverse, every other first).  Prints
  *                   nonzero= and faults=.
+ *   moved SIZE HOW  maps a slice of SIZE (after one, so that it is not a
+ *                   reserve's first), writes it, (HOW advised: advises it
+ *                   MADV_HUGEPAGE itself), moves and grows it to 64 MiB
+ *                   by mremap and writes a byte every huge page of what it
+ *                   gained; prints whether huge pages back it (huge=), then
+ *                   MADV_COLLAPSE of a huge page of it (collapse=) and
+ *                   huge= again.  The same with and without the shim.
  *   advised SIZE    maps SIZE on a huge page boundary, advised MADV_HUGEPAGE,
  *                   and 8 slices of 1 MiB as they come (arenas), touches them
  *                   all and exits with them mapped.
@@ -261,6 +268,62 @@ static int cmd_zero(int n, int rounds)
 	return 0;
 }
 
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+static size_t hpage(void)
+{
+	size_t hp = 2u << 20;
+	FILE *fp = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+	if (fp && fscanf(fp, "%zu", &hp) != 1)
+		hp = 2u << 20;
+	if (fp)
+		fclose(fp);
+	return hp;
+}
+
+/* AnonHugePages of the mappings inside [a, b), in kB, from smaps. */
+static long huge_kb(uintptr_t a, uintptr_t b)
+{
+	char line[512];
+	unsigned long s = 0, e = 0;
+	long kb = 0, v;
+	FILE *fp = fopen("/proc/self/smaps", "r");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof line, fp)) {
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2)
+			continue;
+		if (sscanf(line, "AnonHugePages: %ld kB", &v) == 1 && s < b && e > a)
+			kb += v;
+	}
+	fclose(fp);
+	return kb;
+}
+
+static int cmd_moved(int advised)
+{
+	size_t big = 64u << 20, hp = hpage(), i;
+	char *first = map(), *p = map(), *q, *h;
+	memset(first, 1, len);
+	memset(p, 2, len);
+	if (advised && madvise(p, len, MADV_HUGEPAGE) != 0)
+		return 1;
+	if ((q = mremap(p, len, big, MREMAP_MAYMOVE)) == MAP_FAILED) {
+		printf("moved=%s\n", strerror(errno));
+		return 1;
+	}
+	printf("moved=ok intact=%d\n", not_c(q, len, 2) == 0);
+	for (i = len; i < big; i += hp)
+		q[i] = 3;
+	printf("huge=%s\n", huge_kb((uintptr_t)q, (uintptr_t)q + big) > 0 ? "some" : "none");
+	h = q + (hp - (uintptr_t)q % hp) % hp + hp; /* (a huge page of what it gained) */
+	printf("collapse=%s\n", madvise(h, hp, MADV_COLLAPSE) == 0 ? "ok" : strerror(errno));
+	printf("huge=%s\n", huge_kb((uintptr_t)q, (uintptr_t)q + big) > 0 ? "some" : "none");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -272,6 +335,10 @@ int main(int argc, char **argv)
 	if (argc >= 5 && !strcmp(argv[1], "zero")) {
 		len = parse_size(argv[3]);
 		return cmd_zero(atoi(argv[2]), atoi(argv[4]));
+	}
+	if (argc >= 4 && !strcmp(argv[1], "moved")) {
+		len = parse_size(argv[2]);
+		return cmd_moved(!strcmp(argv[3], "advised"));
 	}
 	if (argc >= 3 && !strcmp(argv[1], "advised")) {
 		size_t size = parse_size(argv[2]), hp = 2u << 20, k;
