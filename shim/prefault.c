@@ -925,14 +925,22 @@ int pf_munmap(void *addr, size_t len)
  * candidate (its madvise clears RF_CARVED), nor a range where a reserve
  * once was (b0ad5a0 took every such range, and took the program's own
  * advice off its own buffers: reverted). */
-static void unadvised(void *p, size_t len)
+/* A region of no rule's, [p, p+len) with these flags and this charge, in
+ * the table; -1 if there is no room to track it. */
+static int track(void *p, size_t len, unsigned flags, uint64_t charged)
 {
 	struct region reg;
 	memset(&reg, 0, sizeof reg);
 	reg.start = (uintptr_t)p;
 	reg.end = (uintptr_t)p + len;
-	reg.flags = RF_UNADVISED;
-	(void)regions_add(&reg); /* (no room to track it: MADV_COLLAPSE there is refused) */
+	reg.flags = flags;
+	reg.charged = charged;
+	return regions_add(&reg);
+}
+
+static void unadvised(void *p, size_t len)
+{
+	(void)track(p, len, RF_UNADVISED, 0); /* (no room to track it: MADV_COLLAPSE there is refused) */
 }
 
 /* After mremap moved a range the shim had locked: remember it where it is
@@ -941,14 +949,8 @@ static void unadvised(void *p, size_t len)
  * is given back.  (MREMAP_DONTUNMAP leaves the old range unlocked.) */
 static void moved_locked(void *p, size_t len)
 {
-	struct region reg;
-	memset(&reg, 0, sizeof reg);
-	reg.start = (uintptr_t)p;
-	reg.end = (uintptr_t)p + len;
-	reg.flags = RF_LOCKED;
 	if (budget_reserve(len)) {
-		reg.charged = len;
-		if (regions_add(&reg) == 0)
+		if (track(p, len, RF_LOCKED, len) == 0)
 			return;
 		budget_release(len);
 	}
