@@ -36,7 +36,8 @@ static struct {
 	int locked_all; /* the policy's mlockall is in force */
 	int program_locks_all; /* the program called mlockall itself */
 	int recyclers; /* the policy has a recycle rule */
-	int unadvise; /* a carve rule, THP in madvise mode: see unadvised() */
+	int carving; /* the policy has a carve rule: see unadvised() */
+	int madvise_mode; /* THP in madvise mode: 1 yes, -1 no, 0 not read yet (unadvised()) */
 	spin_t plock;
 	int kernel_aligns; /* huge-page-multiple anonymous mappings come aligned: 1 yes, -1 no, 0 not seen */
 } S = { .populate_ok = 1, .thp_ok = 1 };
@@ -140,7 +141,7 @@ void pf_setup(const struct policy *p, int profile, const struct settings *set)
 	} else if (carve_checks) { /* (carve notes its own lack of THP) */
 		S.thp_madvise = os_thp_mode() == THP_MADVISE;
 	}
-	S.unadvise = carving && os_thp_mode() == THP_MADVISE;
+	S.carving = carving;
 	if (match_min_size[1] < min_block)
 		min_block = match_min_size[1];
 	if (auto_on && AUTO_BLOCK_MIN < min_block)
@@ -938,6 +939,14 @@ static int track(void *p, size_t len, unsigned flags, uint64_t charged)
 	return regions_add(&reg);
 }
 
+static int madvise_mode(void)
+{
+	int m = __atomic_load_n(&S.madvise_mode, __ATOMIC_RELAXED);
+	if (!m) /* (read when a slice first moves: a process whose slices never move never reads it) */
+		__atomic_store_n(&S.madvise_mode, m = os_thp_mode() == THP_MADVISE ? 1 : -1, __ATOMIC_RELAXED);
+	return m > 0;
+}
+
 static void unadvised(void *p, size_t len)
 {
 	(void)track(p, len, RF_UNADVISED, 0); /* (no room to track it: MADV_COLLAPSE there is refused) */
@@ -978,8 +987,8 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	 * call.  (mremap works within one mapping, so the range is locked
 	 * whole or not at all.) */
 	ours = !S.program_locks_all && regions_locked_in((uintptr_t)old, PAGE_UP(oldlen), one, 1) > 0;
-	carved = S.unadvise && regions_with((uintptr_t)old, PAGE_UP(oldlen), RF_CARVED, got, 1) > 0;
-	unadv = S.unadvise && regions_with((uintptr_t)old, PAGE_UP(oldlen), RF_UNADVISED, got, 1) > 0;
+	carved = S.carving && regions_with((uintptr_t)old, PAGE_UP(oldlen), RF_CARVED, got, 1) > 0 && madvise_mode();
+	unadv = S.carving && regions_with((uintptr_t)old, PAGE_UP(oldlen), RF_UNADVISED, got, 1) > 0;
 	unmapped(old, PAGE_UP(oldlen));
 	if (PAGE_UP(newlen) > PAGE_UP(oldlen)) /* growing in place needs what follows */
 		recycle_release_range((uintptr_t)old + PAGE_UP(oldlen), PAGE_UP(newlen) - PAGE_UP(oldlen));
@@ -1282,7 +1291,7 @@ int pf_madvise(void *addr, size_t len, int advice)
 		regions_clear_flag(s, e - s, RF_RECYCLE);
 		if (advice == MADV_HUGEPAGE || advice == MADV_NOHUGEPAGE) /* (its own advice now) */
 			regions_clear_flag(s, e - s, RF_CARVED | RF_UNADVISED);
-		else if (advice == MADV_COLLAPSE && S.unadvise) /* (see unadvised()) */
+		else if (advice == MADV_COLLAPSE && S.carving) /* (see unadvised()) */
 			nun = regions_with(s, e - s, RF_UNADVISED, un, PIECES);
 	}
 	for (i = 0; i < nun; i++)
