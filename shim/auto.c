@@ -349,6 +349,13 @@ static uint64_t guard_room(void)
 }
 static int past_extra(void) { return recycle_kept_total() > guard_room(); }
 
+/* What is kept, less `over` (what a trim keeps to be that much lower). */
+static uint64_t kept_less(uint64_t over)
+{
+	uint64_t k = recycle_kept_total();
+	return k > over ? k - over : 0;
+}
+
 /* Soft, while a front the program fills is advised huge pages: its faults
  * there are 2 MiB each, a hundred times faster than the rate the guard's
  * looks are timed for (guard_every), and no call comes for the old
@@ -629,9 +636,9 @@ static void rss_refresh(uint64_t now, int force)
 	rss = measure(&p, &over);
 	__atomic_store_n(&S.rss, rss, __ATOMIC_RELAXED); /* (before grown falls: a guess between, high) */
 	if (S.hard) { /* (the shim's own grew past what the charges left it: kept regions go first) */
-		uint64_t e = extra_of(p), u = budget_used() + __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED), k = recycle_kept_total();
+		uint64_t e = extra_of(p), u = budget_used() + __atomic_load_n(&S.shim_own, __ATOMIC_RELAXED);
 		if (u > e)
-			recycle_trim(k > u - e ? k - (u - e) : 0);
+			recycle_trim(kept_less(u - e));
 	}
 	count_grown(now, rss + given - fh);
 	__atomic_store_n(&S.added, 0, __ATOMIC_RELAXED);
@@ -653,7 +660,7 @@ static void rss_refresh(uint64_t now, int force)
 	if (want < rss)
 		want = rss;
 	if (want > t) {
-		uint64_t k = recycle_kept_total(), past = want - t, most = k > past ? k - past : 0;
+		uint64_t most = kept_less(want - t);
 		/* (first: no region kept while the trim runs; past the top
 		 * already, none kept until a look finds room, the program grew
 		 * back by other means than reusing) */
@@ -703,7 +710,7 @@ static void grows(uint64_t len)
 	t = top();
 	now = rss_guess();
 	if (now > t) {
-		uint64_t k = recycle_kept_total(), most = k > now - t ? k - (now - t) : 0;
+		uint64_t most = kept_less(now - t);
 		recycle_cap(most); /* (first: no region kept while the trim runs) */
 		/* What went back is not taken off the last look's RSS: it may
 		 * have been partly resident, or kept since that look, or another
