@@ -17,8 +17,8 @@
  * MiB resident), and hugepage_check would populate a quarter of one to
  * judge.  CPython's arenas on 2 MiB huge pages: 2 (1 MiB) or 8 (256 KiB). */
 #define CARVE_SLICES_MAX 8
-/* The live reserves carve keeps track of, for the report (carve.c): past
- * it, no more reserves are made. */
+/* The reserves carve keeps track of at once, for the report (carve.c):
+ * past it, more are made and left out of the report's figures. */
 #define CARVE_RESERVES_MAX 1024
 
 /* A constant as a string, for messages: DEFS_STR(CARVE_SLICES_MAX) is "8". */

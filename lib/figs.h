@@ -65,7 +65,7 @@ enum { FS_ALL, FS_RULE };
 	X(carve_waited, "carve.waited", FK_SUM, FS_RULE)                                     \
 	X(carve_resident_bytes, "carve.resident_bytes", FK_SUM, FS_RULE)                     \
 	X(carve_huge_bytes, "carve.huge_bytes", FK_SUM, FS_RULE) \
-	X(carve_compactions, "carve.table_reads", FK_SUM, FS_RULE) \
+	X(carve_untracked, "carve.untracked", FK_SUM, FS_RULE) \
 	X(hc_checks, "hugepage_check.checks", FK_SUM, FS_RULE)                               \
 	X(hc_huge_won, "hugepage_check.huge_won", FK_SUM, FS_RULE)                           \
 	X(hc_small_pages, "hugepage_check.small_pages", FK_SUM, FS_RULE)                     \

@@ -66,7 +66,6 @@
 /* A reserve as the report knows it: a range, or end 0 for a free slot. */
 struct reserve {
 	uintptr_t start, end;
-	uint64_t gen; /* S.gen when recorded: a compaction judges only older ones */
 	int rule;
 };
 
@@ -81,12 +80,10 @@ static struct {
 	size_t hpage;             /* the huge page size carving goes by; 0: carving is off */
 	int nres;                 /* slots ever used (free ones among them have end 0) */
 	int slots;                /* the table's size: RESERVES, fewer in a test */
-	uint64_t gen;             /* reserves recorded so far */
-	int compacting;           /* a thread is reading smaps to free dead slots */
 } S;
-/* Tables: the reserves live, as far as we know (for the report at exit: it
- * has no other use), and per rule the size of its next reserve and of its
- * largest. */
+/* Tables: the reserves made, as far as they may still be live (for the
+ * report at exit: it has no other use), and per rule the size of its next
+ * reserve and of its largest. */
 static struct reserve reserves[RESERVES];
 static uint64_t next_size[POL_MAX_RULES], max_size[POL_MAX_RULES];
 static uint8_t small_won[POL_MAX_RULES]; /* hugepage_check: carving off for good */
@@ -194,20 +191,20 @@ static uintptr_t map_aligned(size_t size, int prot, int flags)
 
 /* ---- the reserves table ----
  *
- * Reserves die as their slices are unmapped for good, and their addresses
- * are mapped again, by the next reserve or anything else; nothing tells
- * this module (a slice goes through recycle.c and the program's calls).  A
- * table that only grew filled after 1,024 reserves (a churn past
- * recycle_max makes one every few rounds: CPython's arenas, hundreds a
- * second, would stop being carved within the hour), and counted an
- * address twice once a new reserve had been placed where a dead one was.
- * So: a new reserve's range is dead for every older slot (the kernel just
- * gave it to us: nothing was mapped there), and when the table is full,
- * one read of /proc/self/smaps frees every slot that no advised mapping
- * overlaps any more (once per so many reserves; a mmap call of the
- * program's that makes a reserve pays it, a few ms for a large process).
- * Only slots older than the read are judged: one recorded meanwhile may
- * not be in what the read saw. */
+ * For the report alone.  Reserves die as their slices are unmapped for good,
+ * and their addresses are mapped again, by the next reserve or anything
+ * else; nothing tells this module (a slice goes through recycle.c and the
+ * program's calls).  A new reserve's range is dead for every older slot
+ * (the kernel just handed it out: nothing was mapped there), so slots are
+ * trimmed to what is outside it, and freed when nothing is left: a reused
+ * address is never counted twice.  A full table costs the report, never the
+ * carving: a reserve with no slot is made all the same and counted as
+ * untracked (carve.untracked; the report says its figures leave them out).
+ * (The table filled for good after 1,024 reserves, and carving stopped: a
+ * churn past recycle_max makes one every few rounds.  Freeing dead slots by
+ * reading smaps, tried first, put up to 190 ms into a program's mmap with
+ * 50,000 mappings, a descriptor into fork children, 4 KiB on a wrapper's
+ * stack, and a read at every refusal once all were live: helper-31.) */
 
 /* Trim slot i to what is outside [a, b); the part after it goes to a free
  * slot if there is one (else it is left out: the report counts less).
@@ -224,7 +221,6 @@ static void trim_locked(int i, uintptr_t a, uintptr_t b)
 			;
 		if (j < S.slots) {
 			reserves[j].rule = r->rule;
-			reserves[j].gen = r->gen;
 			reserves[j].start = b;
 			__atomic_store_n(&reserves[j].end, e, __ATOMIC_RELEASE);
 			if (j == S.nres)
@@ -255,58 +251,10 @@ static int record(uintptr_t a, uintptr_t b, int rule)
 	if (slot >= 0) {
 		reserves[slot].rule = rule;
 		reserves[slot].start = a;
-		reserves[slot].gen = ++S.gen;
 		__atomic_store_n(&reserves[slot].end, b, __ATOMIC_RELEASE);
 	}
 	spin_unlock(&S.lock);
 	return slot >= 0;
-}
-
-struct seen {
-	uint64_t live[RESERVES / 64]; /* (a bit a slot: a wrapper's stack is the program's) */
-	int n;
-};
-
-/* A mapping of smaps: the slots it keeps alive (advised and overlapping). */
-static void mark_live(void *arg, const struct os_vma *v)
-{
-	struct seen *w = arg;
-	int i;
-	if (!v->advised)
-		return;
-	for (i = 0; i < w->n; i++) {
-		uintptr_t e = __atomic_load_n(&reserves[i].end, __ATOMIC_ACQUIRE);
-		if (e > v->start && reserves[i].start < v->end)
-			w->live[i / 64] |= 1ull << (i % 64);
-	}
-}
-
-/* Free the slots of dead reserves; 1 if any was freed.  One thread at a
- * time (another finding the table full meanwhile makes no reserve). */
-static int compact(int rule)
-{
-	struct seen w;
-	uint64_t before;
-	int i, freed = 0, idle = 0;
-	if (!__atomic_compare_exchange_n(&S.compacting, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return 0;
-	memset(w.live, 0, sizeof w.live);
-	spin_lock(&S.lock);
-	w.n = S.nres;
-	before = S.gen;
-	spin_unlock(&S.lock);
-	if (os_smaps_walk(mark_live, &w) == 0) {
-		spin_lock(&S.lock);
-		for (i = 0; i < w.n; i++)
-			if (reserves[i].end && !(w.live[i / 64] >> (i % 64) & 1) && reserves[i].gen <= before) {
-				__atomic_store_n(&reserves[i].end, 0, __ATOMIC_RELEASE);
-				freed++;
-			}
-		spin_unlock(&S.lock);
-	}
-	st_add(&g_stats.rules[rule].carve_compactions, 1);
-	__atomic_store_n(&S.compacting, 0, __ATOMIC_RELEASE);
-	return freed > 0;
 }
 
 uintptr_t carve_take(int rule, size_t len, int prot, int flags, size_t *resident)
@@ -329,14 +277,11 @@ uintptr_t carve_take(int rule, size_t len, int prot, int flags, size_t *resident
 		budget_release(size);
 		return 0;
 	}
-	if (!record(r, r + size, rule) && (!compact(rule) || !record(r, r + size, rule))) {
-		sys_munmap((void *)r, (size_t)size);
-		budget_release(size);
-		st_add(&rs->skip_table, 1);
-		stats_note(N_CARVE_TABLE_FULL);
-		return 0;
-	}
 	sys_madvise((void *)r, (size_t)size, MADV_HUGEPAGE);
+	if (!record(r, r + size, rule)) {
+		st_add(&rs->carve_untracked, 1);
+		stats_note(N_CARVE_UNTRACKED);
+	}
 	st_add(&rs->carve_reserves, 1);
 	st_add(&rs->carve_reserved_bytes, size);
 	if (size < max_size[rule]) /* (two threads may both double it: the cap holds) */
@@ -393,6 +338,5 @@ void carve_atfork(int who)
 		spin_init(&S.lock);
 		if (S.hstate == HP_READING) /* (a thread of the parent's was reading it) */
 			S.hstate = HP_UNREAD;
-		S.compacting = 0; /* (likewise, reading smaps) */
 	}
 }

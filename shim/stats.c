@@ -193,7 +193,7 @@ const char *const note_texts[N_COUNT] = {
 	"carving is off: no transparent huge page of hpage_pmd_size comes with MADV_HUGEPAGE here (THP never, disabled for this process, or no hpage_pmd_size): carve rules recycled instead",
 	"carving is off for some requests: the huge page size is not a multiple of their size (or not larger, or more than " DEFS_STR(CARVE_SLICES_MAX) " times larger): they were recycled instead",
 	"carving is off for a rule: its hugepage_check found small pages faster here than huge ones (hugepage_check in the rule's figures): its requests were recycled instead",
-	"carving made no reserve for some requests: " DEFS_STR(CARVE_RESERVES_MAX) " reserves were live (the table the report reads them from is full): they were recycled instead",
+	"carving made more reserves than the report tracks (" DEFS_STR(CARVE_RESERVES_MAX) " at once): carve.resident_bytes and huge_bytes leave out the rest (carve.untracked)",
 	"auto: every rule was taken (64): later sites were left alone",
 	"auto: more call sites than the learner's table holds: later ones were left alone",
 	"the system refused the shim a helper thread (RLIMIT_NPROC, or no memory): background work waited for a later try, parallel populate and the learner's watch ran on fewer threads",

@@ -39,7 +39,7 @@ enum note {
 	N_CARVE_NO_THP,    /* carve rules recycled instead: no PMD-size THP with MADV_HUGEPAGE */
 	N_CARVE_UNEVEN,    /* carve recycled a size the huge page size is not a multiple of */
 	N_CARVE_SMALL_WON, /* a carve rule's hugepage_check found small pages faster: recycled instead */
-	N_CARVE_TABLE_FULL, /* carve's table of live reserves was full: recycled instead */
+	N_CARVE_UNTRACKED, /* carve's table of reserves was full: some left out of the report's figures */
 	N_AUTO_RULES,      /* the learner had no rule left for a site */
 	N_AUTO_SITES,      /* the learner's site table was full */
 	N_NO_THREAD,       /* the system refused the shim a helper thread */
