@@ -206,6 +206,16 @@ static uintptr_t map_aligned(size_t size, int prot, int flags)
  * 50,000 mappings, a descriptor into fork children, 4 KiB on a wrapper's
  * stack, and a read at every refusal once all were live: helper-31.) */
 
+/* A free slot, taken (the table grows to S.slots), or -1.  Under S.lock. */
+static int free_slot_locked(void)
+{
+	int j;
+	for (j = 0; j < S.nres; j++)
+		if (!reserves[j].end)
+			return j;
+	return S.nres < S.slots ? S.nres++ : -1;
+}
+
 /* Trim slot i to what is outside [a, b); the part after it goes to a free
  * slot if there is one (else it is left out: the report counts less).
  * Under S.lock. */
@@ -216,16 +226,10 @@ static void trim_locked(int i, uintptr_t a, uintptr_t b)
 	int j;
 	if (e <= a || s >= b)
 		return;
-	if (e > b && s < a) { /* a hole in the middle: the tail moves out */
-		for (j = 0; j < S.nres && reserves[j].end; j++)
-			;
-		if (j < S.slots) {
-			reserves[j].rule = r->rule;
-			reserves[j].start = b;
-			__atomic_store_n(&reserves[j].end, e, __ATOMIC_RELEASE);
-			if (j == S.nres)
-				S.nres++;
-		}
+	if (e > b && s < a && (j = free_slot_locked()) >= 0) { /* a hole in the middle: the tail moves out */
+		reserves[j].rule = r->rule;
+		reserves[j].start = b;
+		__atomic_store_n(&reserves[j].end, e, __ATOMIC_RELEASE);
 	}
 	if (s < a)
 		__atomic_store_n(&r->end, a, __ATOMIC_RELEASE);
@@ -238,17 +242,12 @@ static void trim_locked(int i, uintptr_t a, uintptr_t b)
 /* Record [a, b) for rule; 0 if the table is full. */
 static int record(uintptr_t a, uintptr_t b, int rule)
 {
-	int i, slot = -1;
+	int i, slot;
 	spin_lock(&S.lock);
 	for (i = 0; i < S.nres; i++)
 		if (reserves[i].end)
 			trim_locked(i, a, b);
-	for (i = 0; i < S.nres && slot < 0; i++)
-		if (!reserves[i].end)
-			slot = i;
-	if (slot < 0 && S.nres < S.slots)
-		slot = S.nres++;
-	if (slot >= 0) {
+	if ((slot = free_slot_locked()) >= 0) {
 		reserves[slot].rule = rule;
 		reserves[slot].start = a;
 		__atomic_store_n(&reserves[slot].end, b, __ATOMIC_RELEASE);

@@ -913,19 +913,6 @@ int pf_munmap(void *addr, size_t len)
 	return rc;
 }
 
-/* A carved slice lies in its reserve, a mapping advised MADV_HUGEPAGE; the
- * program's own mapping would have no advice.  Moved or grown by mremap,
- * it takes the reserve's advice with it, and a byte written every 2 MiB of
- * what it gained is a huge page each (autoprobe arenas 40 grow, under a
- * carve rule: VmHWM 303,988 kB against 50,632 without the shim).  So the
- * moved range is advised MADV_NOHUGEPAGE: in THP's madvise mode a fault
- * there then gets what the program's own mapping would (with THP always,
- * the advice changes nothing a fault gets, and is left).  The program's
- * MADV_COLLAPSE of it, refused under MADV_NOHUGEPAGE, is let through by
- * pf_madvise (RF_UNADVISED).  A slice the program advised itself is not a
- * candidate (its madvise clears RF_CARVED), nor a range where a reserve
- * once was (b0ad5a0 took every such range, and took the program's own
- * advice off its own buffers: reverted). */
 /* A region of no rule's, [p, p+len) with these flags and this charge, in
  * the table; -1 if there is no room to track it. */
 static int track(void *p, size_t len, unsigned flags, uint64_t charged)
@@ -939,14 +926,29 @@ static int track(void *p, size_t len, unsigned flags, uint64_t charged)
 	return regions_add(&reg);
 }
 
+/* THP in madvise mode, read when a slice first moves (a process whose
+ * slices never move never reads it). */
 static int madvise_mode(void)
 {
 	int m = __atomic_load_n(&S.madvise_mode, __ATOMIC_RELAXED);
-	if (!m) /* (read when a slice first moves: a process whose slices never move never reads it) */
+	if (!m)
 		__atomic_store_n(&S.madvise_mode, m = os_thp_mode() == THP_MADVISE ? 1 : -1, __ATOMIC_RELAXED);
 	return m > 0;
 }
 
+/* A carved slice lies in its reserve, a mapping advised MADV_HUGEPAGE; the
+ * program's own mapping would have no advice.  Moved or grown by mremap,
+ * it takes the reserve's advice with it, and a byte written every 2 MiB of
+ * what it gained is a huge page each (autoprobe arenas 40 grow, under a
+ * carve rule: VmHWM 296,832 kB against 50,504 without the shim).  So the
+ * moved range is advised MADV_NOHUGEPAGE: in THP's madvise mode a fault
+ * there then gets what the program's own mapping would (with THP always,
+ * the advice changes nothing a fault gets, and is left).  The program's
+ * MADV_COLLAPSE of it, refused under MADV_NOHUGEPAGE, is let through by
+ * pf_madvise (RF_UNADVISED).  A slice the program advised itself is not a
+ * candidate (its madvise clears RF_CARVED), nor a range where a reserve
+ * once was (b0ad5a0 took every such range, and took the program's own
+ * advice off its own buffers: reverted). */
 static void unadvised(void *p, size_t len)
 {
 	(void)track(p, len, RF_UNADVISED, 0); /* (no room to track it: MADV_COLLAPSE there is refused) */

@@ -426,7 +426,7 @@ static int memory_short(void)
 }
 
 /* k holds [addr, addr + len) of class c, on top of its list (lock held). */
-static void push_locked(struct kclass *c, struct kept *k, uintptr_t addr, size_t len, int full, int clean)
+static void push_locked(struct kclass *c, struct kept *k, uintptr_t addr, size_t len, int full, int clean, int slice)
 {
 	k->node.start = addr;
 	k->node.end = addr + len;
@@ -434,7 +434,7 @@ static void push_locked(struct kclass *c, struct kept *k, uintptr_t addr, size_t
 	k->full = (unsigned char)full;
 	k->epoch = 0;
 	k->clean = (unsigned char)clean;
-	k->slice = (unsigned char)clean; /* (a kept one: recycle_keep says) */
+	k->slice = (unsigned char)slice;
 	k->known = 0;
 	k->gen = ++S.gen;
 	k->prev = NULL;
@@ -516,9 +516,8 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 	if (S.kept_total > S.kept_peak)
 		__atomic_store_n(&S.kept_peak, S.kept_total, __ATOMIC_RELAXED);
 	/* MADV_FREE lets the kernel take the pages: then nothing is known. */
-	push_locked(c, k, addr, len, full && !free_it, 0);
+	push_locked(c, k, addr, len, full && !free_it, 0, slice);
 	k->epoch = epoch;
-	k->slice = (unsigned char)slice;
 	if (kept_bytes[rule] > st_get(&rs->recycle_peak_bytes))
 		__atomic_store_n(&rs->recycle_peak_bytes, kept_bytes[rule], __ATOMIC_RELAXED);
 	spin_unlock(&S.klock);
@@ -551,7 +550,7 @@ size_t recycle_stock(uintptr_t start, size_t total, size_t len, int rule, int pr
 					break;
 				}
 				n++;
-				push_locked(c, k, start + total - n * len, len, 0, 1);
+				push_locked(c, k, start + total - n * len, len, 0, 1, 1);
 			}
 		} else {
 			more = 1; /* (no record for the class either) */

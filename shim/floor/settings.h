@@ -24,7 +24,7 @@ enum { SET_STR, SET_FLAG }; /* a string (NULL: unset or empty), or set at all */
 	X(test_no_perf, "PREFAULT_TEST_NO_PERF", SET_FLAG, 1, "take the path where perf_event_open is refused") \
 	X(test_no_reader, "PREFAULT_TEST_NO_READER", SET_FLAG, 1, "start no reader thread: the rings are read only at exit, and a full one drops samples") \
 	X(test_hpage, "PREFAULT_TEST_HPAGE_SIZE", SET_STR, 1, "the huge page size carve goes by, in bytes (a size the request does not divide)") \
-	X(test_carve_slots, "PREFAULT_TEST_CARVE_SLOTS", SET_STR, 1, "carve: the reserves table's size, fewer than its own (its compaction, soon)") \
+	X(test_carve_slots, "PREFAULT_TEST_CARVE_SLOTS", SET_STR, 1, "carve: the reserves table's size, fewer than its own (reserves past it left out of the report, soon)") \
 	X(test_huge, "PREFAULT_TEST_HUGE", SET_STR, 1, "huge, small or huge-then-small: what a check of huge pages against small finds") \
 	X(test_locked_signal, "PREFAULT_TEST_LOCKED_SIGNAL", SET_STR, 1, "profile: raise this signal once, in the first munmap, while the live ranges' lock is held")
 
