@@ -45,8 +45,9 @@
  * grow from four huge pages to the rule's `reserve` by doubling, so a small
  * process maps little, and the report gives each rule's reserves' Rss and
  * AnonHugePages at exit (read from /proc/self/smaps then, never before).
- * No system call in the cycle of a slice: the reserve costs an mmap, two
- * munmaps for its alignment and a madvise, once for many slices.
+ * No system call in the cycle of a slice: the reserve costs an mmap and a
+ * madvise (and two munmaps for its alignment on a kernel older than 6.7,
+ * which does not place it on a boundary itself), once for many slices.
  */
 #include "carve.h"
 #include "defs.h"
@@ -169,24 +170,14 @@ int carve_rss_reached(int rule)
 
 /* A fresh mapping of size bytes on a huge page boundary (the program's
  * prot and flags), through the next mmap as the program's own would go; 0
- * if there is no room. */
+ * if there is no room.  Where the kernel places it (Linux 6.7+), a reserve
+ * lies right below the last and merges with it once advised: one VMA for
+ * many reserves, not one each (helper-31: 45,500 reserves, 300 forks 81 s). */
 static uintptr_t map_aligned(size_t size, int prot, int flags)
 {
 	__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(E_mmap);
-	size_t span = size + S.hpage, head;
-	char *q, *a;
-	if (f)
-		sc_note(SC_mmap);
-	q = f ? f(NULL, span, prot, flags, -1, 0) : sys_mmap(NULL, span, prot, flags, -1, 0);
-	if (q == MAP_FAILED)
-		return 0;
-	a = (char *)(((uintptr_t)q + S.hpage - 1) / S.hpage * S.hpage);
-	head = (size_t)(a - q);
-	if (head)
-		sys_munmap(q, head);
-	if (span - head - size)
-		sys_munmap(a + size, span - head - size);
-	return (uintptr_t)a;
+	char *a = glue_map_aligned(f ? f : sys_mmap, size, S.hpage, prot, flags, -1, 0, f != NULL);
+	return a == MAP_FAILED ? 0 : (uintptr_t)a;
 }
 
 /* ---- the reserves table ----

@@ -39,7 +39,6 @@ static struct {
 	int carving; /* the policy has a carve rule: see unadvised() */
 	int madvise_mode; /* THP in madvise mode: 1 yes, -1 no, 0 not read yet (unadvised()) */
 	spin_t plock;
-	int kernel_aligns; /* huge-page-multiple anonymous mappings come aligned: 1 yes, -1 no, 0 not seen */
 } S = { .populate_ok = 1, .thp_ok = 1 };
 /* hugepage_check, per rule: which won when last measured (1 huge pages, -1
  * small, 0 not yet), and the populates since. */
@@ -733,35 +732,13 @@ static void *map_real(enum entry e, struct plan *pl, void *addr, size_t len, int
 	__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
 	if (!f)
 		return sys_mmap(addr, len, prot, flags, fd, off);
-	if (pl->align_huge) {
-		size_t span = PAGE_UP(len) + hpage_size, head;
-		char *q, *a;
-		/* Linux 6.7+ places an anonymous mapping of a 2 MiB multiple on a
-		 * huge-page boundary itself, with no holes between neighbours (so they
-		 * still merge: a program that maps thousands of them stays under
-		 * vm.max_map_count).  Take its placement when it is aligned. */
-		int seen = __atomic_load_n(&S.kernel_aligns, __ATOMIC_RELAXED);
-		if (!(len & (hpage_size - 1)) && seen >= 0) {
-			q = map_plain(f, pl, NULL, len, prot, flags, fd, off);
-			if (q == MAP_FAILED || !((uintptr_t)q & (hpage_size - 1))) {
-				if (q != MAP_FAILED && !seen)
-					__atomic_store_n(&S.kernel_aligns, 1, __ATOMIC_RELAXED);
-				return q;
-			}
-			sys_munmap(q, len);
-			if (!seen) /* an older kernel: do not ask it again */
-				__atomic_store_n(&S.kernel_aligns, -1, __ATOMIC_RELAXED);
-		}
-		q = f(NULL, span, prot, flags, fd, off);
-		if (q != MAP_FAILED) {
-			a = (char *)(((uintptr_t)q + hpage_size - 1) & ~(uintptr_t)(hpage_size - 1));
-			head = (size_t)(a - q);
-			if (head)
-				sys_munmap(q, head);
-			if (hpage_size - head)
-				sys_munmap(a + span - hpage_size, hpage_size - head);
+	if (pl->align_huge) { /* (no extra flags: populated after placing, not the slack too) */
+		void *a = glue_map_aligned(f, len, hpage_size, prot, flags, fd, off, 0);
+		if (a == MAP_FAILED && (errno == ENOMEM || errno == EAGAIN) && pf_give_way())
+			a = glue_map_aligned(f, len, hpage_size, prot, flags, fd, off, 0);
+		if (a != MAP_FAILED)
 			return a;
-		} /* no room for the slack: a plain mapping */
+		/* no room for the slack: a plain mapping */
 	}
 	return map_plain(f, pl, addr, len, prot, flags, fd, off);
 }

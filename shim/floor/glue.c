@@ -222,6 +222,38 @@ int sys_mincore(void *addr, size_t len, unsigned char *vec)
 {
 	return (int)sys6(SC_mincore, (long)addr, (long)len, (long)vec, 0, 0, 0);
 }
+void *glue_map_aligned(void *(*f)(void *, size_t, int, int, int, off_t), size_t len, size_t align, int prot,
+                       int flags, int fd, off_t off, int own)
+{
+	static int kernel_aligns; /* 1 yes, -1 no, 0 not seen (a process's; a fork child's the same kernel's) */
+	int seen = __atomic_load_n(&kernel_aligns, __ATOMIC_RELAXED);
+	size_t span = ((len + page_size - 1) & ~(page_size - 1)) + align, head;
+	char *q, *a;
+	if (!(len & (align - 1)) && seen >= 0) {
+		if (own)
+			sc_note(SC_mmap);
+		q = f(NULL, len, prot, flags, fd, off);
+		if (q == MAP_FAILED || !((uintptr_t)q & (align - 1))) {
+			if (q != MAP_FAILED && !seen && (flags & MAP_ANONYMOUS))
+				__atomic_store_n(&kernel_aligns, 1, __ATOMIC_RELAXED);
+			return q;
+		}
+		sys_munmap(q, len);
+		if (flags & MAP_ANONYMOUS) /* an older kernel: do not ask it again */
+			__atomic_store_n(&kernel_aligns, -1, __ATOMIC_RELAXED);
+	}
+	if (own)
+		sc_note(SC_mmap);
+	if ((q = f(NULL, span, prot, flags, fd, off)) == MAP_FAILED)
+		return MAP_FAILED;
+	a = (char *)(((uintptr_t)q + align - 1) & ~(uintptr_t)(align - 1));
+	head = (size_t)(a - q);
+	if (head)
+		sys_munmap(q, head);
+	if (align - head)
+		sys_munmap(a + span - align, align - head);
+	return a;
+}
 pid_t sys_getpid(void) { return (pid_t)sys6(SC_getpid, 0, 0, 0, 0, 0, 0); }
 pid_t sys_getppid(void) { return (pid_t)sys6(SC_getppid, 0, 0, 0, 0, 0, 0); }
 uid_t sys_geteuid(void) { return (uid_t)sys6(SC_geteuid, 0, 0, 0, 0, 0, 0); }

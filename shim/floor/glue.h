@@ -128,6 +128,19 @@ int sys_mlock(const void *addr, size_t len);
 int sys_munlock(const void *addr, size_t len);
 int sys_mincore(void *addr, size_t len, unsigned char *vec);
 
+/* A mapping of len bytes on an align boundary (align: a power of two, the
+ * huge page size), made with f (the next mmap; the shim's own call when own
+ * is set: counted), or MAP_FAILED with f's errno.  Linux 6.7+ places an
+ * anonymous mapping of an align multiple on a boundary itself, right below
+ * its neighbour (top-down), so neighbours made so merge into one VMA: its
+ * placement is taken when it is aligned (learned once a process: one
+ * misplaced answer, unmapped, and it is not asked again).  Otherwise len +
+ * align is mapped and trimmed to the boundary (a gap of the slack's rest
+ * below each: no merging).  MAP_FAILED too when there is no room for the
+ * slack: the caller maps plainly. */
+void *glue_map_aligned(void *(*f)(void *, size_t, int, int, int, off_t), size_t len, size_t align, int prot,
+                       int flags, int fd, off_t off, int own);
+
 /* The shim's own mappings (its tables, its helpers' stacks), in bytes:
  * counted by who maps and unmaps them, for the learner's hard bound. */
 void glue_own_add(int64_t bytes);

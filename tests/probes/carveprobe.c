@@ -22,6 +22,11 @@
  *   advised SIZE    maps SIZE on a huge page boundary, advised MADV_HUGEPAGE,
  *                   and 8 slices of 1 MiB as they come (arenas), touches them
  *                   all and exits with them mapped.
+ *   held N SIZE     maps N slices of SIZE, writes a byte of each and holds
+ *                   them all; prints how many mappings the process has then
+ *                   (vmas=, the lines of /proc/self/maps), and first whether
+ *                   the kernel places a mapping of 4 MiB on a 2 MiB boundary
+ *                   itself (kernel_aligns=1: Linux 6.7+).
  *
  * Sizes take K, M, G suffixes.
  */
@@ -339,6 +344,24 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "moved")) {
 		len = parse_size(argv[2]);
 		return cmd_moved(!strcmp(argv[3], "advised"));
+	}
+	if (argc >= 4 && !strcmp(argv[1], "held")) {
+		int n = atoi(argv[2]), k, vmas = 0, c;
+		FILE *fp;
+		char *p = mmap(NULL, 4u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		printf("kernel_aligns=%d\n", p != MAP_FAILED && (uintptr_t)p % (2u << 20) == 0);
+		if (p != MAP_FAILED)
+			munmap(p, 4u << 20);
+		len = parse_size(argv[3]);
+		for (k = 0; k < n; k++)
+			*map() = 1;
+		if (!(fp = fopen("/proc/self/maps", "r")))
+			return 1;
+		while ((c = getc(fp)) != EOF)
+			vmas += c == '\n';
+		fclose(fp);
+		printf("vmas=%d\n", vmas);
+		return 0;
 	}
 	if (argc >= 3 && !strcmp(argv[1], "advised")) {
 		size_t size = parse_size(argv[2]), hp = 2u << 20, k;
