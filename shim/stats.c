@@ -8,23 +8,42 @@
 
 struct stats g_stats;
 uint64_t stats_malloc_from = UINT64_MAX;
+/* A thread's counts: plain stores by its owner, read by the report. */
+struct tstats {
+	uint64_t calls[E_COUNT];
+	uint64_t n[2], b[2];
+	struct hist h[2];
+};
+
+/* The blocks live in a static table, never in the thread's TLS: a thread
+ * whose first counted call comes after its destructors ran (the last round
+ * of the program's own key destructors, a signal handler while it exits:
+ * tests/probes/hostile3/latethread.c) keeps its block for good, and a block
+ * in its TLS, still listed, was then a dangling pointer into a stack that
+ * the next thread reuses (it listed the same block again: a cycle, and the
+ * report at exit looped for ever) or that was unmapped (a crash).  A block
+ * kept so is only memory (its counts are still summed); once the table is
+ * full, threads count in the globals.  Taken and given back under tlock. */
+#define TBLOCKS 512
+static struct tstats blocks[TBLOCKS];
+static uint8_t used[TBLOCKS]; /* (apart: a fork child clears these, not the blocks' pages) */
+
 /* The module's state, in one place (its tables stand apart). */
 static struct {
 	int nrules; /* rules[] beyond these are never written */
-	struct tstats *tlist;
+	int hi;     /* blocks ever used */
 	spin_t tlock;
 	pthread_key_t tkey;
 	int tkey_ok;
 } S;
 
-struct tstats {
-	uint64_t calls[E_COUNT];
-	uint64_t n[2], b[2];
-	struct hist h[2];
-	int state; /* 0 new, 1 registered, 2 folded in at thread exit, 3 registering */
-	struct tstats *next;
-};
-static TLS struct tstats tl;
+/* This thread's: its block, or NULL; state 0 new, 1 has a block, 2 counts
+ * in the globals (its block folded in at its exit, or none to be had), 3
+ * taking one. */
+static TLS struct {
+	struct tstats *b;
+	int state;
+} tl;
 
 void stats_setup(uint64_t malloc_from, int rules)
 {
@@ -56,19 +75,16 @@ static void fold(struct tstats *t)
 	}
 }
 
+/* The key's destructor, on the exiting thread. */
 static void thread_gone(void *arg)
 {
-	struct tstats *t = arg, **pp;
+	struct tstats *t = arg;
 	spin_lock(&S.tlock);
-	for (pp = &S.tlist; *pp; pp = &(*pp)->next) {
-		if (*pp == t) {
-			__atomic_store_n(pp, t->next, __ATOMIC_RELEASE); /* (read unlocked: stats_snapshot) */
-			break;
-		}
-	}
 	fold(t);
-	t->state = 2; /* from now on this thread counts in the globals */
+	__atomic_store_n(&used[t - blocks], 0, __ATOMIC_RELEASE); /* from now on this thread counts in the globals */
 	spin_unlock(&S.tlock);
+	tl.b = NULL;
+	tl.state = 2;
 }
 
 void stats_thread_init(void)
@@ -77,35 +93,56 @@ void stats_thread_init(void)
 		__atomic_store_n(&S.tkey_ok, 1, __ATOMIC_RELEASE);
 }
 
+/* A free block, taken and cleared, or -1.  Under tlock. */
+static int take_locked(void)
+{
+	int i;
+	for (i = 0; i < S.hi && used[i]; i++)
+		;
+	if (i == TBLOCKS)
+		return -1;
+	if (i == S.hi)
+		S.hi++;
+	memset(&blocks[i], 0, sizeof blocks[i]); /* (a block given back still has its counts: they were folded) */
+	__atomic_store_n(&used[i], 1, __ATOMIC_RELEASE);
+	return i;
+}
+
 /* This thread's block, or NULL to count in the globals. */
 static struct tstats *mine(void)
 {
-	struct tstats *t = &tl;
-	if (likely(t->state == 1))
+	struct tstats *t = tl.b;
+	int i;
+	if (likely(t != NULL))
 		return t;
-	if (t->state != 0 || !__atomic_load_n(&S.tkey_ok, __ATOMIC_ACQUIRE))
+	if (tl.state != 0 || !__atomic_load_n(&S.tkey_ok, __ATOMIC_ACQUIRE))
 		return NULL;
-	/* First call in this thread.  pthread_setspecific allocates for high
-	 * key numbers, through our own calloc: state 3 sends those calls to
-	 * the globals instead of back here. */
-	t->state = 3;
-	if (pthread_setspecific(S.tkey, t) != 0) {
-		t->state = 0;
-		return NULL;
-	}
-	/* Several wrappers count a call before their guard (interpose.c), so
-	 * the guard goes up here: a thread of asynchronous cancellation type
-	 * must not be cancelled with the list's lock held, and a signal handler
-	 * that forks or exits meanwhile must not wait for the lock this thread
-	 * holds (glue.h, guard_enter; init.c, fork_nested). */
+	/* First call in this thread.  Several wrappers count a call before
+	 * their guard (interpose.c), so the guard goes up here: a thread of
+	 * asynchronous cancellation type must not be cancelled with the lock
+	 * held, and a signal handler that forks or exits meanwhile must not
+	 * wait for the lock this thread holds (glue.h, guard_enter; init.c,
+	 * fork_nested). */
+	tl.state = 3;
 	struct guard g = guard_enter();
 	spin_lock(&S.tlock);
-	t->next = S.tlist;
-	__atomic_store_n(&S.tlist, t, __ATOMIC_RELEASE); /* (read unlocked: stats_snapshot) */
-	t->state = 1;
+	i = take_locked();
 	spin_unlock(&S.tlock);
 	guard_leave(g);
-	return t;
+	if (i < 0) {
+		tl.state = 2;
+		return NULL;
+	}
+	/* pthread_setspecific allocates for high key numbers, through our
+	 * own calloc: state 3 sends those calls to the globals. */
+	if (pthread_setspecific(S.tkey, &blocks[i]) != 0) {
+		__atomic_store_n(&used[i], 0, __ATOMIC_RELEASE); /* (nothing counted in it yet) */
+		tl.state = 0;
+		return NULL;
+	}
+	tl.b = &blocks[i];
+	tl.state = 1;
+	return tl.b;
 }
 
 void stats_call(enum entry e)
@@ -158,8 +195,7 @@ static void copy_words(struct stats *out, size_t from, size_t to)
 
 void stats_snapshot(struct stats *out, int may_wait)
 {
-	struct tstats *t;
-	int locked;
+	int locked, i, n;
 	/* The rules the policy has, not all POL_MAX_RULES: the rest were never
 	 * written, and reading 80 KiB of them (and writing the copy) cost every
 	 * process's report 40 page faults, about 0.4 ms here. */
@@ -169,8 +205,10 @@ void stats_snapshot(struct stats *out, int may_wait)
 	 * its thread starts or ends: only when the report runs in a signal
 	 * handler that interrupted the shim.) */
 	locked = spin_lock_bounded(&S.tlock, may_wait);
-	for (t = __atomic_load_n(&S.tlist, __ATOMIC_ACQUIRE); t; t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE))
-		add_block(out, t);
+	n = __atomic_load_n(&S.hi, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n; i++)
+		if (__atomic_load_n(&used[i], __ATOMIC_ACQUIRE))
+			add_block(out, &blocks[i]);
 	if (locked)
 		spin_unlock(&S.tlock);
 }
@@ -258,7 +296,6 @@ int stats_note(enum note n)
 
 void stats_atfork(int who)
 {
-	int state;
 	if (who == FORK_PREPARE) {
 		spin_lock(&S.tlock);
 		return;
@@ -270,19 +307,15 @@ void stats_atfork(int who)
 	/* The child: only this thread exists, and it counts from zero.  Only
 	 * what can have been written is cleared: a fork is cheaper when the
 	 * child does not touch (and so copy or fault in) pages it need not. */
-	state = tl.state;
 	memset(g_stats.calls, 0, sizeof g_stats.calls);
 	memset(g_stats.failed, 0, sizeof g_stats.failed);
 	memset(g_stats.rules, 0, (size_t)S.nrules * sizeof g_stats.rules[0]);
 	memset(g_stats.unmatched, 0, sizeof g_stats.unmatched);
 	g_stats.pf_minor = g_stats.pf_major = g_stats.notes = 0;
-	memset(&tl, 0, sizeof tl);
 	spin_init(&S.tlock);
-	S.tlist = NULL;
-	if (state == 1) {
-		tl.state = 1;
-		S.tlist = &tl;
-	} else {
-		tl.state = state;
+	memset(used, 0, (size_t)S.hi); /* (the other threads' blocks: free, cleared when taken) */
+	if (tl.b) {
+		memset(tl.b, 0, sizeof *tl.b);
+		used[tl.b - blocks] = 1;
 	}
 }

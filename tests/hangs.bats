@@ -89,6 +89,25 @@ pop_policy() {
 	[ "$(ls "$BATS_TEST_TMPDIR"/r.*.json | wc -l)" -eq 200 ]
 }
 
+# A thread's counts lived in its TLS, listed for the report and unlisted by
+# a key destructor; a thread whose first call came after that destructor
+# could run stayed listed, and the next thread on its stack listed the same
+# block again: a cycle the report at exit never left (no policy at all), or
+# a stack unmapped meanwhile read (a crash: a program whose SIGALRM handler
+# maps, 1 run in 8 under --auto).
+@test "a thread whose first mmap comes after its destructors ran, and threads on its stack after it: the program ends and the report counts every call" {
+	run timeout 10 "$H3/latethread" 20
+	[ "$status" -eq 0 ]
+	want=$(kv maps "$output")
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr timeout 10 env LD_PRELOAD="$SHIM_LD" \
+		PREFAULT_REPORT="$BATS_TEST_TMPDIR/r.json" "$H3/latethread" 20
+	echo "status $status; maps $(kv maps "$output") (without the shim $want)"
+	[ "$status" -eq 0 ]
+	[ "$(kv maps "$output")" -eq "$want" ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['calls']['mmap']")" -eq "$want" ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['calls']['munmap']")" -eq "$want" ]
+}
+
 @test "fork while another thread works out the budget: every child goes on (issue 22 #4)" {
 	run timeout 120 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$(pop_policy)" PREFAULT_REPORT=none "$H3/forkbudget" 250
 	echo "$output"
