@@ -19,11 +19,13 @@ setup() {
 
 @test "storm: threads mapping, unmapping, remapping, reprotecting and madvising under every action at once" {
 	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr timeout 120 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$AGG" \
-		PREFAULT_REPORT="$BATS_TEST_TMPDIR/r.json" "$PROBE" storm 6 4
+		PREFAULT_REPORT="$BATS_TEST_TMPDIR/r.json" "$PROBE" storm 6 4 20
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(kv bad "$output")" -eq 0 ]
-	[ "$(kv ops "$output")" -gt 100 ]
+	# (20 rounds a thread at least, however long they take: 61 in all in 4 s
+	# under TSan on a loaded machine, CI of a7c6333)
+	[ "$(kv ops "$output")" -ge 120 ]
 	f="$BATS_TEST_TMPDIR/r.json"
 	# every kind of work really happened
 	[ "$(rule_stat "$f" arenas matched)" -gt 50 ]

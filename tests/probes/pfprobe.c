@@ -73,7 +73,10 @@
  *                         (8 x 4 MiB, every page written), sparse (8 x 8 MiB,
  *                         one page each), churn (64 x 1 MiB mapped, written,
  *                         unmapped); prints peak RSS: vmhwm_kb=
- *   storm T SECONDS       T threads for SECONDS: map (64 KiB to 16 MiB), check
+ *   storm T SECONDS [MIN] T threads for SECONDS, and each for MIN rounds at
+ *                         least (a loaded machine, a sanitizer: the work
+ *                         a test counts on is done, however slowly): map
+ *                         (64 KiB to 16 MiB), check
  *                         zero, write a pattern, and then at random: unmap
  *                         whole or in part, mremap, mprotect, MADV_DONTNEED,
  *                         check the pattern survived (until released); also
@@ -685,14 +688,14 @@ __attribute__((noinline)) void *site_later(double ms)
 }
 
 static double storm_end;
-static long storm_bad, storm_ops;
+static long storm_bad, storm_ops, storm_min;
 
 static void *storm_main(void *arg)
 {
 	unsigned seed = (unsigned)(uintptr_t)arg * 2654435761u + 7;
 	static const size_t sizes[] = { 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20 };
 	long bad = 0, ops = 0;
-	while (now_ns() < storm_end) {
+	while (now_ns() < storm_end || ops < storm_min) {
 		size_t size = sizes[rand_r(&seed) % 5], n, i;
 		uint64_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), tag;
 		char *m;
@@ -1143,6 +1146,7 @@ static int m_storm(int argc UNUSED, char **argv UNUSED)
 	if (t > 64)
 		t = 64;
 	storm_end = now_ns() + atof(argv[3]) * 1e9;
+	storm_min = argc > 4 ? atol(argv[4]) : 0;
 	for (i = 0; i < t; i++)
 		pthread_create(&tid[i], NULL, storm_main, (void *)(intptr_t)i);
 	for (i = 0; i < t; i++)
