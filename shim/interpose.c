@@ -46,10 +46,12 @@ static inline __attribute__((always_inline)) int nested(void)
 {
 	return unlikely(shim_guard) && __atomic_load_n(&shim_state, __ATOMIC_RELAXED) == SHIM_ON;
 }
-static inline void nested_note(const void *addr, size_t len, int gone)
+static inline void nested_note(enum entry e, const void *addr, size_t len, int gone)
 {
-	if (nested())
+	if (nested()) {
+		stats_call_nested(e);
 		glue_nested_note((uintptr_t)addr, len, gone);
+	}
 }
 /* mremap's: the old range is gone when it moved or shrank (with
  * MREMAP_DONTUNMAP it stays, emptied: changed), the new one is new; where
@@ -81,8 +83,10 @@ static void *fwd_mmap(enum entry e, void *addr, size_t len, int prot, int flags,
 {
 	__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
 	void *p = f ? f(addr, len, prot, flags, fd, off) : sys_mmap(addr, len, prot, flags, fd, off);
-	if (nested())
+	if (nested()) {
+		stats_call_nested(e);
 		nested_mmap(addr, len, flags, p);
+	}
 	return p;
 }
 
@@ -108,8 +112,11 @@ EXPORT int munmap(void *addr, size_t len)
 		return pf_munmap(addr, len);
 	f = REAL(munmap);
 	r = f ? f(addr, len) : sys_munmap(addr, len);
-	if (r == 0) /* (a failed munmap unmapped nothing) */
-		nested_note(addr, len, 1);
+	if (nested()) {
+		stats_call_nested(E_munmap);
+		if (r == 0) /* (a failed munmap unmapped nothing) */
+			glue_nested_note((uintptr_t)addr, len, 1);
+	}
 	return r;
 }
 
@@ -130,8 +137,10 @@ EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 		return pf_mremap(old, oldlen, newlen, flags, new_addr, RET);
 	f = REAL(mremap);
 	r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
-	if (nested())
+	if (nested()) {
+		stats_call_nested(E_mremap);
 		nested_remap(old, oldlen, newlen, flags, new_addr, r);
+	}
 	return r;
 }
 
@@ -142,7 +151,7 @@ EXPORT int mprotect(void *addr, size_t len, int prot)
 		stats_call(E_mprotect);
 		pf_reprotect(addr, len);
 	} else {
-		nested_note(addr, len, 0);
+		nested_note(E_mprotect, addr, len, 0);
 	}
 	return f ? f(addr, len, prot) : sys_mprotect(addr, len, prot);
 }
@@ -154,7 +163,7 @@ EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 		stats_call(E_pkey_mprotect);
 		pf_reprotect(addr, len);
 	} else {
-		nested_note(addr, len, 0);
+		nested_note(E_pkey_mprotect, addr, len, 0);
 	}
 	return f ? f(addr, len, prot, pkey) : (int)sys_call(SYS_pkey_mprotect, (long)addr, (long)len, (long)prot, (long)pkey, 0, 0);
 }
@@ -164,7 +173,7 @@ EXPORT int madvise(void *addr, size_t len, int advice)
 	__typeof__(madvise) *f;
 	if (shim_on())
 		return pf_madvise(addr, len, advice);
-	nested_note(addr, len, 0);
+	nested_note(E_madvise, addr, len, 0);
 	f = REAL(madvise);
 	return f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
 }
@@ -457,9 +466,12 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	if (unlikely(request == UFFDIO_REGISTER) && arg && shim_on()) {
-		const struct uffdio_register *r = arg;
-		pf_uffd((void *)(uintptr_t)r->range.start, (size_t)r->range.len, (r->mode & UFFDIO_REGISTER_MODE_MISSING) != 0,
-		        (r->mode & UFFDIO_REGISTER_MODE_MINOR) != 0);
+		/* (read before the call, and read safely: a bad pointer is the
+		 * kernel's EFAULT to give, not a SIGSEGV of ours; helper-32) */
+		struct uffdio_register r;
+		if (glue_copy_in(&r, arg, sizeof r) == 0)
+			pf_uffd((void *)(uintptr_t)r.range.start, (size_t)r.range.len,
+			        (r.mode & UFFDIO_REGISTER_MODE_MISSING) != 0, (r.mode & UFFDIO_REGISTER_MODE_MINOR) != 0);
 	}
 	if (unlikely(request == UFFDIO_UNREGISTER) && arg && shim_on()) {
 		const struct uffdio_range *r = arg;
@@ -519,7 +531,7 @@ EXPORT int mseal(void *addr, size_t len, unsigned long flags)
 		stats_call(E_mseal);
 		pf_claim(addr, len, CLAIM_KEEP_OUT);
 	} else {
-		nested_note(addr, len, 0);
+		nested_note(E_mseal, addr, len, 0);
 	}
 	return f ? f(addr, len, flags) : (int)sys_call(SYS_mseal, (long)addr, (long)len, (long)flags, 0, 0, 0);
 }

@@ -75,16 +75,24 @@ static void fold(struct tstats *t)
 	}
 }
 
-/* The key's destructor, on the exiting thread. */
+/* The key's destructor, on the exiting thread.  The thread counts in the
+ * globals first (a signal handler that lands here and maps must not count
+ * in a block being folded, or given back), and the lock is taken under
+ * the guard (a handler that forks here must not wait for it: the fork's
+ * handlers take it; helper-32). */
 static void thread_gone(void *arg)
 {
 	struct tstats *t = arg;
+	struct guard g;
+	tl.state = 2;
+	__atomic_store_n(&tl.b, NULL, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* (before the fold, for a handler on this thread) */
+	g = guard_enter();
 	spin_lock(&S.tlock);
 	fold(t);
-	__atomic_store_n(&used[t - blocks], 0, __ATOMIC_RELEASE); /* from now on this thread counts in the globals */
+	__atomic_store_n(&used[t - blocks], 0, __ATOMIC_RELEASE);
 	spin_unlock(&S.tlock);
-	tl.b = NULL;
-	tl.state = 2;
+	guard_leave(g);
 }
 
 void stats_thread_init(void)

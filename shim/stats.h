@@ -80,6 +80,9 @@ void stats_rules(int n);
 /* Counted in the calling thread's block. */
 void stats_call(enum entry e);
 void stats_unmatched(int kind, uint64_t len); /* kind 0 mmap, 1 malloc */
+/* Counted in the globals: a call under the guard (a signal handler that
+ * interrupted the shim), which must not touch the thread's block or lock. */
+static inline void stats_call_nested(enum entry e) { st_add(&g_stats.calls[e], 1); }
 /* Everything counted so far, thread blocks included (may_wait: see
  * spin_lock_bounded). */
 void stats_snapshot(struct stats *out, int may_wait);

@@ -110,6 +110,25 @@ pop_policy() {
 	[ -n "$SAN_RT" ] || [ "$(jget "$BATS_TEST_TMPDIR/r.json" "d['calls']['mmap']")" -eq "$want" ]
 }
 
+# The destructor that folds a thread's counts took their lock with no guard:
+# a handler that forked there (a crash or diagnostic handler) waited in the
+# fork's handlers for the lock its own thread held: 8 runs of 8 (helper-32).
+# (Not under a stack rule: its start in each thread asks glibc for the
+# thread's stack, which mallocs there, and a fork in a handler that
+# interrupted that thread's free at its exit waits on malloc's lock in
+# glibc's fork: README, Limits.)
+@test "a signal handler that forks while its thread exits: the program ends, with no policy and under --auto" {
+	run timeout 30 "$H3/exitsig" fork 3000 20000
+	[ "$status" -eq 0 ]
+	for pol in "" auto; do
+		run --separate-stderr timeout 30 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none \
+			"$H3/exitsig" fork 3000 20000
+		echo "policy ${pol:-none}: status $status, $output"
+		[ "$status" -eq 0 ]
+		[ "$(kv forks "$output")" -gt 0 ]
+	done
+}
+
 @test "fork while another thread works out the budget: every child goes on (issue 22 #4)" {
 	run timeout 120 env LD_PRELOAD="$SHIM_LD" PREFAULT_POLICY="$(pop_policy)" PREFAULT_REPORT=none "$H3/forkbudget" 250
 	echo "$output"

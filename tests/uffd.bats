@@ -23,6 +23,19 @@ under() {
 	echo "$pol: $output (status $status)"
 }
 
+# The wrapper read UFFDIO_REGISTER's argument before the call: a pointer the
+# kernel answers with EFAULT killed the program (helper-32), policy or none.
+@test "UFFDIO_REGISTER with an argument that cannot be read: EFAULT as without the shim, no crash" {
+	run "$H3/uffdbad"
+	[ "$status" -eq 0 ]
+	plain=$output
+	run --separate-stderr env LD_PRELOAD="$SHIM_LD" PREFAULT_REPORT=none "$H3/uffdbad"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$plain" ]
+	grep -q "prot_none=-1 errno=14" <<<"$output" || grep -q userfaultfd= <<<"$output"
+}
+
 @test "a lazy loader's handler serves its pages under background: the worker neither goes through it nor blocks (issue 22 #5)" {
 	needs_plain_runtime
 	uffd_or_skip

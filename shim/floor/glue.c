@@ -13,6 +13,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -253,6 +254,11 @@ void *glue_map_aligned(void *(*f)(void *, size_t, int, int, int, off_t), size_t 
 	if (align - head)
 		sys_munmap(a + span - align, align - head);
 	return a;
+}
+int glue_copy_in(void *dst, const void *src, size_t len)
+{
+	struct iovec l = { dst, len }, r = { (void *)(uintptr_t)src, len };
+	return sys6(SC_process_vm_readv, sys_getpid(), (long)&l, 1, (long)&r, 1, 0) == (long)len ? 0 : -1;
 }
 pid_t sys_getpid(void) { return (pid_t)sys6(SC_getpid, 0, 0, 0, 0, 0, 0); }
 pid_t sys_getppid(void) { return (pid_t)sys6(SC_getppid, 0, 0, 0, 0, 0, 0); }

@@ -102,7 +102,7 @@ size_t boot_size(const void *p);
 	X(prlimit64) X(getpid) X(getppid) X(geteuid) X(capget) X(prctl) X(futex)          \
 	X(sched_yield) X(nanosleep) X(rt_sigprocmask) X(rt_sigpending)                    \
 	X(rt_sigtimedwait) X(fadvise64) X(shmctl) X(ioctl) X(perf_event_open) X(sendto)   \
-	X(exit_group) X(clone3) X(renameat2) X(unlinkat)
+	X(exit_group) X(clone3) X(renameat2) X(unlinkat) X(process_vm_readv)
 #define PF_SC_ENUM(name) SC_##name,
 enum sc { PF_SYSCALLS(PF_SC_ENUM) SC_COUNT };
 #undef PF_SC_ENUM
@@ -140,6 +140,12 @@ int sys_mincore(void *addr, size_t len, unsigned char *vec);
  * slack: the caller maps plainly. */
 void *glue_map_aligned(void *(*f)(void *, size_t, int, int, int, off_t), size_t len, size_t align, int prot,
                        int flags, int fd, off_t off, int own);
+
+/* Copy len bytes of the program's from src, or -1 where they cannot be
+ * read (unmapped, PROT_NONE, a bad pointer): the kernel copies, so a bad
+ * argument the program hands a call costs the program its EFAULT, never a
+ * SIGSEGV in the shim.  Two system calls. */
+int glue_copy_in(void *dst, const void *src, size_t len);
 
 /* The shim's own mappings (its tables, its helpers' stacks), in bytes:
  * counted by who maps and unmaps them, for the learner's hard bound. */
