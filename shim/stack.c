@@ -42,6 +42,7 @@
 struct tramp {
 	void *(*fn)(void *);
 	void *arg;
+	size_t size; /* the stack's size, as the program asked or glibc's default */
 	int rule;
 	int used;
 };
@@ -90,26 +91,39 @@ static size_t populate_down(uintptr_t top, size_t depth)
 }
 
 /* This thread's stack: how much lies below here, less the margin, and
- * where here is (page-aligned down). */
-static size_t room_below(uintptr_t *top)
+ * where here is (page-aligned down).  A new thread's from its size (size):
+ * glibc puts the thread's descriptor at the top of its stack (x86_64 and
+ * arm64 alike, its own stack or the program's), so the bottom lies at most
+ * a descriptor's size above pthread_self() less the size; the margin covers
+ * that, and a page refused below ends the populate anyway.  Never
+ * pthread_getattr_np there: it mallocs in the new thread (a thread that
+ * never used malloc then frees at its exit, where a handler's fork waits
+ * for malloc's lock: helper-32).  The main thread's from glibc (it reads
+ * /proc/self/maps), at start-up. */
+static size_t room_below(uintptr_t *top, size_t size)
 {
 	pthread_attr_t attr;
 	void *lo;
-	size_t size;
 	char here;
 	size_t room = 0;
 	*top = PAGE_DOWN((uintptr_t)&here);
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
-		return 0;
-	if (pthread_attr_getstack(&attr, &lo, &size) == 0 && *top > (uintptr_t)lo)
-		room = (size_t)(*top - (uintptr_t)lo);
-	pthread_attr_destroy(&attr);
+	if (size) {
+		uintptr_t self = (uintptr_t)pthread_self();
+		if (self > size && *top > self - size)
+			room = (size_t)(*top - (self - size));
+	} else {
+		if (pthread_getattr_np(pthread_self(), &attr) != 0)
+			return 0;
+		if (pthread_attr_getstack(&attr, &lo, &size) == 0 && *top > (uintptr_t)lo)
+			room = (size_t)(*top - (uintptr_t)lo);
+		pthread_attr_destroy(&attr);
+	}
 	return room > MARGIN ? room - MARGIN : 0;
 }
 
 /* Returns the bytes charged to the budget (given back when the thread's
  * start routine returns; the main thread keeps its charge). */
-static uint64_t prefault_self(int rule, int main_thread)
+static uint64_t prefault_self(int rule, int main_thread, size_t size)
 {
 	const struct pol_rule *r = &pol->rules[rule];
 	struct figs_rule *rs = &g_stats.rules[rule];
@@ -120,7 +134,7 @@ static uint64_t prefault_self(int rule, int main_thread)
 	uint64_t ns;
 	struct guard g = guard_enter();
 	meter_start(&m, 1);
-	room = room_below(&top);
+	room = room_below(&top, main_thread ? 0 : size);
 	if (depth > room)
 		depth = room;
 	depth &= ~(page_size - 1);
@@ -156,6 +170,7 @@ static void *trampoline(void *p)
 	void *(*fn)(void *) = t->fn;
 	void *arg = t->arg;
 	int rule = t->rule;
+	size_t size = t->size;
 	uint64_t charged;
 	void *ret;
 	__atomic_store_n(&t->used, 0, __ATOMIC_RELEASE);
@@ -164,7 +179,7 @@ static void *trampoline(void *p)
 		profile_thread_start();
 		guard_leave(g);
 	}
-	charged = rule >= 0 ? prefault_self(rule, 0) : 0;
+	charged = rule >= 0 ? prefault_self(rule, 0, size) : 0;
 	ret = fn(arg);
 	budget_release(charged); /* (a thread ending in pthread_exit keeps it) */
 	return ret;
@@ -176,8 +191,15 @@ int stack_wrap(void *(**fn)(void *), void **arg, const pthread_attr_t *attr, con
 	int rule, i;
 	if (!TRAMPOLINES)
 		return 0;
-	if (attr)
+	if (attr) {
 		pthread_attr_getstacksize(attr, &size);
+	} else {
+		pthread_attr_t d; /* (glibc's default, as pthread_setattr_default_np left it) */
+		if (pthread_getattr_default_np(&d) == 0) {
+			pthread_attr_getstacksize(&d, &size);
+			pthread_attr_destroy(&d);
+		}
+	}
 	if (!size)
 		size = default_stack();
 	rule = stack_rule(size, ret);
@@ -189,6 +211,7 @@ int stack_wrap(void *(**fn)(void *), void **arg, const pthread_attr_t *attr, con
 			tramps[i].fn = *fn;
 			tramps[i].arg = *arg;
 			tramps[i].rule = rule;
+			tramps[i].size = size;
 			*fn = trampoline;
 			*arg = &tramps[i];
 			return 1;
@@ -210,5 +233,5 @@ void stack_main(void)
 		return;
 	rule = stack_rule(default_stack(), NULL);
 	if (rule >= 0)
-		prefault_self(rule, 1);
+		prefault_self(rule, 1, 0);
 }
