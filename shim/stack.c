@@ -122,7 +122,8 @@ static size_t room_below(uintptr_t *top, size_t size)
 }
 
 /* Returns the bytes charged to the budget (given back when the thread's
- * start routine returns; the main thread keeps its charge). */
+ * start routine returns; the main thread keeps its charge).  size: a new
+ * thread's stack size, 0 for the main thread (room_below). */
 static uint64_t prefault_self(int rule, int main_thread, size_t size)
 {
 	const struct pol_rule *r = &pol->rules[rule];
@@ -134,7 +135,7 @@ static uint64_t prefault_self(int rule, int main_thread, size_t size)
 	uint64_t ns;
 	struct guard g = guard_enter();
 	meter_start(&m, 1);
-	room = room_below(&top, main_thread ? 0 : size);
+	room = room_below(&top, size);
 	if (depth > room)
 		depth = room;
 	depth &= ~(page_size - 1);

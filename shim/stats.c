@@ -40,7 +40,7 @@ static struct {
 	int tkey_ok;
 } S;
 
-/* This thread's: its block, or NULL; state 0 new, 1 has a block, 2 counts
+/* This thread's: its block, or NULL; without one, state 0 new, 2 counts
  * in the globals (its block folded in at its exit, or none to be had), 3
  * taking one. */
 static TLS struct {
@@ -152,7 +152,6 @@ static struct tstats *mine(void)
 		return NULL;
 	}
 	tl.b = &blocks[i];
-	tl.state = 1;
 	return tl.b;
 }
 

@@ -2,10 +2,10 @@
  *
  * Matched requests count with relaxed atomic adds on static arrays.  The
  * per-call counters of the mmap family (system calls: a few adds are
- * nothing beside them) go to a block in the calling thread, updated with
- * plain stores; blocks are listed in a registry, the report sums them, and
- * a thread's block is folded into the globals when it exits (a pthread key
- * destructor).  The malloc family is counted only from the size the policy
+ * nothing beside them) go to the calling thread's block, taken from a
+ * small static table at its first call and updated with plain stores; the
+ * report sums the blocks in use, and a thread's block is folded into the
+ * globals when it exits (a pthread key destructor).  The malloc family is counted only from the size the policy
  * or the profile watches (prefault.h: pf_block_min): below it the wrappers
  * only forward, and the report says the rest was not counted.
  * Sizes go into power-of-two classes (figs.h).  What each counter means,

@@ -228,7 +228,7 @@ void *glue_map_aligned(void *(*f)(void *, size_t, int, int, int, off_t), size_t 
 {
 	static int kernel_aligns; /* 1 yes, -1 no, 0 not seen (a process's; a fork child's the same kernel's) */
 	int seen = __atomic_load_n(&kernel_aligns, __ATOMIC_RELAXED);
-	size_t span = ((len + page_size - 1) & ~(page_size - 1)) + align, head;
+	size_t span = PAGE_UP(len) + align, head;
 	char *q, *a;
 	if (!(len & (align - 1)) && seen >= 0) {
 		if (own)
