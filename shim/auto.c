@@ -189,7 +189,7 @@ enum { WP_WAIT, WP_FILL, WP_HUGE, WP_AHEAD };
 enum { J_NONE, J_WANTED, J_DONE, J_NO_ROOM };
 
 int auto_on;
-static struct asite sites[SITES];
+static struct asite *sites; /* SITES of them, mapped by auto_setup (glue_table) */
 static struct watch watches[WATCH_MAX];
 static struct policy P;                      /* the learner's rules */
 static int rule_site[POL_MAX_RULES];
@@ -893,6 +893,8 @@ struct policy *auto_setup(const struct settings *set)
 	S.t0 = os_now_ns();
 	S.thp = os_thp_mode();
 	S.ncpu = os_online_cpus();
+	if (!sites)
+		sites = glue_table(SITES * sizeof *sites, 1); /* (none: every site is -1, left alone) */
 	recycle_count_given(); /* (for own: see count_grown) */
 	rss_refresh(S.t0, 1);
 	auto_on = 1;
@@ -914,6 +916,8 @@ static int site_of(uintptr_t ret, unsigned call, uint64_t len)
 	uint32_t k = (uint32_t)size_class(len), n;
 	uint64_t h = site_hash(ret, call, k);
 	unsigned i;
+	if (unlikely(!sites))
+		return -1;
 	for (n = 0, i = (unsigned)(h % SITES); n < SITES; n++, i = (i + 1) % SITES) {
 		uintptr_t r = __atomic_load_n(&sites[i].ret, __ATOMIC_ACQUIRE);
 		if (!r)

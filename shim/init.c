@@ -60,7 +60,6 @@ static struct proc_info pinfo __attribute__((aligned(8)));
 static char policy_path[PATH_MAX];
 static const char *report_dest = "stderr"; /* template: "stderr", "none" or report_path */
 static char report_path[PATH_MAX];  /* (written only when the report goes to a file) */
-static char policy_text[POL_FILE_MAX + 2];
 
 /* One line on stderr (os_warn: only the stderr we started with), its parts
  * escaped: names and paths come from outside. */
@@ -142,20 +141,36 @@ static void set_dest(const char *s)
 /* Returns 0 with g_pol filled, or -1 after warning. */
 static int load_policy(const char *path)
 {
-	size_t n, pl = strlen(path);
+	enum { TEXT = POL_FILE_MAX + 2 };
+	size_t n, cap, pl = strlen(path);
 	int line, r;
 	struct pol_error err;
+	char *text;
 	if (pl >= sizeof policy_path) {
 		warn("the policy path is too long (running the program without prefault)", NULL, NULL, NULL);
 		return -1;
 	}
 	memcpy(policy_path, path, pl + 1);
-	r = policy_file_read(path, policy_text, sizeof policy_text, &n, &glue_io);
+	/* Its text in a scratch table (the rules keep copies of their
+	 * strings): 16 KiB, which most policies fit, and the largest allowed
+	 * only for one that does not. */
+	for (cap = 16 << 10;; cap = TEXT) {
+		if (!(text = glue_table(cap, 0))) {
+			warn(path, ": cannot use the policy: no memory to read it (running the program without prefault)",
+			     NULL, NULL);
+			return -1;
+		}
+		r = policy_file_read(path, text, cap, &n, &glue_io);
+		if (r != PFR_TOO_BIG || cap == TEXT)
+			break;
+		glue_table_free(text, cap);
+	}
+	line = r == PFR_OK ? policy_parse(text, n, &g_pol, &err) : 0;
+	glue_table_free(text, cap);
 	if (r != PFR_OK) {
 		warn(path, ": cannot use the policy: ", policy_file_error(r), " (running the program without prefault)");
 		return -1;
 	}
-	line = policy_parse(policy_text, n, &g_pol, &err);
 	if (line) {
 		static char msg[sizeof err.msg + 80];
 		struct sbuf m;
@@ -407,16 +422,17 @@ static void atfork_child(void)
  * 1 if it went. */
 static int deliver(const char *path, int json)
 {
-	static char text[1 << 17];
+	enum { TEXT = 1 << 17 };
+	char *text = glue_table(TEXT, 0); /* (a scratch table: not in our BSS) */
 	const char *name = strrchr(path, '/');
-	long n;
-	int err = errno;
-	n = report_render(text, sizeof text, json, &pinfo, S.have_policy ? &g_pol : NULL, S.may_wait);
-	if (n < 0 || os_socket_send(name ? name + 1 : path, text, (size_t)n) != 0) {
-		errno = err;
-		return 0;
-	}
-	return 1;
+	long n = -1;
+	int err = errno, sent;
+	if (text)
+		n = report_render(text, TEXT, json, &pinfo, S.have_policy ? &g_pol : NULL, S.may_wait);
+	sent = n >= 0 && os_socket_send(name ? name + 1 : path, text, (size_t)n) == 0;
+	glue_table_free(text, TEXT);
+	errno = err;
+	return sent;
 }
 
 static void report_to_file(void)

@@ -35,7 +35,6 @@ struct object {
 	unsigned gen;
 	char name[OBJ_NAME];
 };
-static struct object objs[OBJ_MAX];
 /* argv[0] and /proc/self/exe basenames; aligned(8) keeps them on the page of
  * small variables (see the Makefile on --sort-section) */
 static char main_names[2][OBJ_NAME] __attribute__((aligned(8)));
@@ -47,9 +46,30 @@ static struct {
 	unsigned generation;          /* of the objects seen since (a library unloaded ends one) */
 } S;
 
-/* Address -> object cache: one word per slot, (addr << 16) | (obj + 1). */
+/* Address -> object cache: one word per slot, (addr << 16) | (obj + 1).
+ * It and the objects are mapped on first need (glue_table): a program
+ * whose rules never ask for a caller does not carry 150 KiB of them. */
 #define CACHE_SLOTS 4096
-static uint64_t cache[CACHE_SLOTS];
+static struct tabs {
+	uint64_t cache[CACHE_SLOTS];
+	struct object objs[OBJ_MAX];
+} *T;
+
+/* The tables, mapped by the first caller (a loser of the race gives its
+ * mapping back); 0 when the system refused them. */
+static int tabs_ready(void)
+{
+	struct tabs *t, *none = NULL;
+	if (likely(__atomic_load_n(&T, __ATOMIC_ACQUIRE)))
+		return 1;
+	if (!(t = glue_table(sizeof *t, 0)))
+		return 0;
+	if (__atomic_compare_exchange_n(&T, &none, t, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		glue_table_list(t, sizeof *t);
+	else
+		glue_table_free(t, sizeof *t);
+	return 1;
+}
 
 static int subs_cb(struct dl_phdr_info *info, size_t size, void *out)
 {
@@ -70,7 +90,7 @@ static void check_unloads(void)
 	if (subs != S.seen_subs) {
 		size_t i;
 		for (i = 0; i < CACHE_SLOTS; i++)
-			__atomic_store_n(&cache[i], 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&T->cache[i], 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&S.generation, S.generation + 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&S.seen_subs, subs, __ATOMIC_RELEASE);
 	}
@@ -146,9 +166,11 @@ static int object_of(const void *addr)
 	Dl_info info;
 	unsigned i, n, g;
 	int e = errno;
+	if (unlikely(!tabs_ready()))
+		return -1;
 	check_unloads();
 	g = __atomic_load_n(&S.generation, __ATOMIC_ACQUIRE);
-	v = __atomic_load_n(&cache[slot], __ATOMIC_ACQUIRE);
+	v = __atomic_load_n(&T->cache[slot], __ATOMIC_ACQUIRE);
 	if (a < (1ull << 48) && v && (v >> 16) == a)
 		return (int)(v & 0xffff) - 1;
 	memset(&info, 0, sizeof info);
@@ -159,12 +181,12 @@ static int object_of(const void *addr)
 	errno = e;
 	n = __atomic_load_n(&S.nobjs, __ATOMIC_ACQUIRE);
 	for (i = 0; i < n; i++)
-		if (objs[i].base == (uintptr_t)info.dli_fbase && objs[i].gen == g)
+		if (T->objs[i].base == (uintptr_t)info.dli_fbase && T->objs[i].gen == g)
 			goto found;
 	spin_lock(&S.obj_lock);
 	n = S.nobjs;
 	for (i = 0; i < n; i++)
-		if (objs[i].base == (uintptr_t)info.dli_fbase && objs[i].gen == g)
+		if (T->objs[i].base == (uintptr_t)info.dli_fbase && T->objs[i].gen == g)
 			break;
 	if (i == n) {
 		const char *fname = info.dli_fname ? info.dli_fname : "";
@@ -174,23 +196,23 @@ static int object_of(const void *addr)
 			stats_note(N_OBJECTS);
 			return -1;
 		}
-		objs[i].base = (uintptr_t)info.dli_fbase;
-		objs[i].gen = g;
+		T->objs[i].base = (uintptr_t)info.dli_fbase;
+		T->objs[i].gen = g;
 		/* The main program: dladdr names it after argv[0]; accept either the
 		 * name it was run by or the real file's name (python3 vs python3.11). */
 		if (is_main) {
-			copy_name(objs[i].name, main_names[1][0] ? main_names[1] : main_names[0]);
-			objs[i].mask = mask_for(main_names[0], main_names[1]);
+			copy_name(T->objs[i].name, main_names[1][0] ? main_names[1] : main_names[0]);
+			T->objs[i].mask = mask_for(main_names[0], main_names[1]);
 		} else {
-			copy_name(objs[i].name, base_name(fname));
-			objs[i].mask = mask_for(objs[i].name, NULL);
+			copy_name(T->objs[i].name, base_name(fname));
+			T->objs[i].mask = mask_for(T->objs[i].name, NULL);
 		}
 		__atomic_store_n(&S.nobjs, n + 1, __ATOMIC_RELEASE);
 	}
 	spin_unlock(&S.obj_lock);
 found:
 	if (a < (1ull << 48))
-		__atomic_store_n(&cache[slot], (a << 16) | (i + 1), __ATOMIC_RELEASE);
+		__atomic_store_n(&T->cache[slot], (a << 16) | (i + 1), __ATOMIC_RELEASE);
 	return (int)i;
 }
 
@@ -199,8 +221,8 @@ int match_caller(const void *ret, const char **name, uintptr_t *base)
 	int i = object_of(ret);
 	if (i < 0)
 		return -1;
-	*name = objs[i].name;
-	*base = objs[i].base;
+	*name = T->objs[i].name;
+	*base = T->objs[i].base;
 	return 0;
 }
 
@@ -266,7 +288,7 @@ int match_request(const struct request *rq)
 		if (c->by_caller) {
 			if (obj == -2)
 				obj = object_of(rq->ret);
-			if (obj < 0 || !(objs[obj].mask & (1ull << i)))
+			if (obj < 0 || !(T->objs[obj].mask & (1ull << i)))
 				continue;
 		}
 		return i;

@@ -76,7 +76,7 @@ struct pthr {
 /* The events' slots (P.my.thr_hi: one past the highest used here; the
  * loops over the slots stop there, since a scan of all 1024 would fault in
  * pages of the table). */
-static struct pthr thr[THREADS];
+static struct pthr *thr; /* THREADS of them, mapped by sample_init */
 static int slots_hi(void) { return __atomic_load_n(&P.my.thr_hi, __ATOMIC_ACQUIRE); }
 
 static void *grab(size_t bytes)
@@ -94,6 +94,7 @@ void sample_init(const char *per, int refused)
 	P.ips = grab(IPS * sizeof *P.ips);
 	P.stacks = grab(STACKS * sizeof *P.stacks);
 	P.others = grab(OTHERS * sizeof *P.others);
+	thr = grab(THREADS * sizeof *thr); /* (none: every thread unsampled) */
 	os_faults_self(&P.my.win0); /* (the window opens again with the first event) */
 	if (per && *per) {
 		uint64_t v = 0;
@@ -373,7 +374,11 @@ static void thread_event(void)
 		P.my.perf_errno = EACCES;
 		return;
 	}
-	if (__atomic_add_fetch(&P.my.nfds, 1, __ATOMIC_RELAXED) > P.fd_cap) {
+	if (!thr || __atomic_add_fetch(&P.my.nfds, 1, __ATOMIC_RELAXED) > P.fd_cap) {
+		if (!thr) {
+			__atomic_add_fetch(&P.my.unsampled, 1, __ATOMIC_RELAXED);
+			return;
+		}
 		__atomic_sub_fetch(&P.my.nfds, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&P.my.unsampled, 1, __ATOMIC_RELAXED);
 		return;
@@ -544,16 +549,17 @@ static struct mapping {
 	uint64_t inode;
 	int exec;
 	const char *path; /* NULL: anonymous */
-} mm[MAPS];
+} *mm; /* MAPS of them, and the text they point into: mapped by sample_write */
+#define MB (512 * 1024)
+static char *mb;
 
 static void read_maps(void)
 {
-	static char mb[512 * 1024];
 	/* (Its descriptor moved high at once: a snapshot runs beside the
 	 * program, which may be opening files and expecting the lowest
 	 * number.) */
 	int fd = sample_fd_high(sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC | O_NOCTTY, 0));
-	long n = fd < 0 ? -1 : os_read_fd(fd, mb, sizeof mb);
+	long n = fd < 0 ? -1 : os_read_fd(fd, mb, MB);
 	char *line = mb;
 	if (fd >= 0)
 		sys_close(fd);
@@ -656,7 +662,12 @@ void sample_write(struct sbuf *sb, struct profile_counts *c)
 	c->dropped_code = P.my.dropped_ips;
 	c->dropped_stacks = P.my.dropped_stacks;
 	c->dropped_other = P.my.dropped_others;
-	read_maps();
+	/* (a scratch table, given back below: glue_table) */
+	mm = glue_table(MAPS * sizeof *mm + MB, 0);
+	mb = mm ? (char *)(mm + MAPS) : NULL;
+	P.nmm = 0;
+	if (mm)
+		read_maps();
 	write_objects(sb);
 	for (i = 0; i < IPS; i++) {
 		if (!P.ips[i].n)
@@ -681,4 +692,7 @@ void sample_write(struct sbuf *sb, struct profile_counts *c)
 		sb_chr(sb, '\n');
 	}
 	others_by_mapping(sb);
+	glue_table_free(mm, MAPS * sizeof *mm + MB);
+	mm = NULL;
+	P.nmm = 0;
 }

@@ -25,7 +25,7 @@ struct profile_state P = {
 	.live_slab = { sizeof(struct live), NULL, NULL, NULL, 0, NULL, 1 }, /* (want: the first spare) */
 };
 /* Ranges recently gone: samples are read a little late. */
-static struct live grave[GRAVE];
+static struct live *grave; /* GRAVE of them, mapped by tables_init */
 
 void tables_init(void)
 {
@@ -33,6 +33,8 @@ void tables_init(void)
 	                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	P.sites = p == MAP_FAILED ? NULL : p;
 	P.used = P.sites ? (uint16_t *)(P.sites + SITES) : NULL;
+	p = sys_mmap(NULL, GRAVE * sizeof *grave, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	grave = p == MAP_FAILED ? NULL : p; /* (none: nothing remembered gone) */
 }
 
 unsigned tables_nsites(void) { return P.nsites; }
@@ -168,10 +170,12 @@ static int live_remove(struct rtree *t, uintptr_t s, uintptr_t e, enum gone how,
 			out[(*nout)++].site = l->site;
 			__atomic_fetch_add(&st->unmaps, 1, __ATOMIC_RELAXED);
 		}
-		grave[P.grave_next % GRAVE] = *l;
-		grave[P.grave_next % GRAVE].node.start = os;
-		grave[P.grave_next % GRAVE].node.end = oe;
-		P.grave_next++;
+		if (grave) {
+			grave[P.grave_next % GRAVE] = *l;
+			grave[P.grave_next % GRAVE].node.start = os;
+			grave[P.grave_next % GRAVE].node.end = oe;
+			P.grave_next++;
+		}
 		if (os == n->start && oe == n->end) {
 			rt_remove(t, n);
 			slab_put(&P.live_slab, l);

@@ -72,3 +72,23 @@ needs_root() {
 	run with "$RT" "$H3/privdrop"
 	[[ "$output" == *"raw MADV_DONTNEED: ok, reads 0x0" ]]
 }
+
+@test "a program's mlockall under a locked-memory limit 1 MiB above its own size fits with the shim too (its tables are mapped when used, not in its BSS)" {
+	needs_root
+	needs_plain_build # (a sanitizer's runtime maps terabytes of shadow)
+	plain=$(kv vmsize_kb "$("$H3/lockroom")")
+	limit=$((plain + 1024))
+	run "$H3/lockroom" "$limit"
+	echo "without, $plain kB and a limit of $limit kB: $output"
+	[ "$output" = "mlockall: ok" ]
+	# no policy, and a policy whose rule watches every mmap by caller
+	run with "" "$H3/lockroom" "$limit"
+	echo "with no policy: $output"
+	[ "$output" = "mlockall: ok" ]
+	pol=$(policy calls <<<$'[rule calls]\ncall = mmap\nsize = >=64K\ncaller = lockroom\naction = populate')
+	run with "$pol" "$H3/lockroom" "$limit"
+	echo "with a caller rule: $output"
+	[ "$output" = "mlockall: ok" ]
+	# what the shim adds to the address space, for the log
+	with "" "$H3/lockroom"
+}

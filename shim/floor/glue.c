@@ -211,6 +211,50 @@ void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	return (void *)sys6(SC_mmap, (long)addr, (long)len, prot, flags, fd, (long)off);
 }
 int sys_munmap(void *addr, size_t len) { return (int)sys6(SC_munmap, (long)addr, (long)len, 0, 0, 0, 0); }
+#define TABLES 16
+static uintptr_t tables[TABLES][2];
+static int ntables;
+
+void glue_table_list(void *p, size_t bytes)
+{
+	int i = __atomic_fetch_add(&ntables, 1, __ATOMIC_ACQ_REL);
+	if (i < TABLES) {
+		tables[i][0] = (uintptr_t)p;
+		__atomic_store_n(&tables[i][1], (uintptr_t)p + ((bytes + page_size - 1) & ~(page_size - 1)),
+		                 __ATOMIC_RELEASE);
+	}
+}
+
+void *glue_table(size_t bytes, int keep)
+{
+	size_t len = (bytes + page_size - 1) & ~(page_size - 1);
+	void *p = sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (keep)
+		glue_table_list(p, bytes);
+	return p;
+}
+
+void glue_table_free(void *p, size_t bytes)
+{
+	if (p)
+		sys_munmap(p, (bytes + page_size - 1) & ~(page_size - 1));
+}
+
+int glue_tables(uintptr_t (*span)[2], int max)
+{
+	int i, n = __atomic_load_n(&ntables, __ATOMIC_ACQUIRE), k = 0;
+	for (i = 0; i < n && i < TABLES && k < max; i++) {
+		uintptr_t hi = __atomic_load_n(&tables[i][1], __ATOMIC_ACQUIRE);
+		if (hi) {
+			span[k][0] = tables[i][0];
+			span[k++][1] = hi;
+		}
+	}
+	return k;
+}
+
 void *sys_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_addr)
 {
 	return (void *)sys6(SC_mremap, (long)old, (long)oldlen, (long)newlen, flags, (long)new_addr, 0);
@@ -320,8 +364,9 @@ int sys_sigtimedwait(const sigset_t *set, const struct timespec *ts)
 
 /* ---- bootstrap arena: bump allocation, never freed ---- */
 
-/* dlsym needs a few hundred bytes; 256 KiB leaves room for other
- * libraries' early calls too. */
+/* dlsym needs a few hundred bytes; 64 KiB leaves room for other
+ * libraries' early calls too.  (Not more: every byte of the object counts
+ * against the program's RLIMIT_MEMLOCK at its mlockall: glue_table.) */
 char glue_boot_buf[BOOT_SIZE] __attribute__((aligned(64)));
 /* The module's state, in one place (its tables stand apart). */
 static struct {

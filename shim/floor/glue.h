@@ -79,7 +79,7 @@ static inline void *real_fn(enum entry e)
 
 /* ---- bootstrap arena: allocations made by dlsym before malloc is known ---- */
 
-#define BOOT_SIZE (256 * 1024)
+#define BOOT_SIZE (64 * 1024)
 extern char glue_boot_buf[BOOT_SIZE];
 void *boot_alloc(size_t size, size_t align);
 static inline int boot_owns(const void *p)
@@ -146,6 +146,25 @@ void *glue_map_aligned(void *(*f)(void *, size_t, int, int, int, off_t), size_t 
  * argument the program hands a call costs the program its EFAULT, never a
  * SIGSEGV in the shim.  Two system calls. */
 int glue_copy_in(void *dst, const void *src, size_t len);
+
+/* Zeroed memory for a table of the shim's, mapped when a module first needs
+ * it instead of lying in the object's BSS.  Every byte mapped counts against
+ * the program's limits, used or not: mlockall(MCL_CURRENT) checks the whole
+ * address space against RLIMIT_MEMLOCK and makes all of it resident, and
+ * RLIMIT_AS and RLIMIT_DATA count it too (2.9 MB of tables in BSS made a
+ * program's mlockall fail under a 4 MiB limit, with no policy at all).
+ * NULL when the system refuses (the caller does without: under the
+ * program's MCL_FUTURE a table is locked, so the limit can refuse it).
+ * keep: a table for the process's life, listed for glue_tables; else a
+ * scratch table, given back with glue_table_free. */
+void *glue_table(size_t bytes, int keep);
+void glue_table_free(void *p, size_t bytes);
+/* List a table mapped with keep 0 as kept after all (the winner of a race
+ * to map one). */
+void glue_table_list(void *p, size_t bytes);
+/* The kept tables' spans, at most max of them (their residency is the
+ * shim's own memory, with its object's: os_image_resident); their count. */
+int glue_tables(uintptr_t (*span)[2], int max);
 
 /* The shim's own mappings (its tables, its helpers' stacks), in bytes:
  * counted by who maps and unmaps them, for the learner's hard bound. */

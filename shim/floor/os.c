@@ -349,18 +349,20 @@ uint64_t os_mem_available(void)
 
 /* The memory cgroup's limit and usage files, for this cgroup and each one
  * above it (a parent's limit binds too), found once.  The file texts are
- * read into static buffers, not onto the caller's stack: the first budget
+ * read into a scratch table, not onto the caller's stack: the first budget
  * question may come from a thread with a 16 KiB stack. */
 #define CG_LEVELS 8
 static char cg_limit[CG_LEVELS][300], cg_usage[CG_LEVELS][300];
-static char cg_text[64 * 1024], cg_mnt[256], cg_rel[1024];
+static char cg_mnt[256], cg_rel[1024];
+#define CG_TEXT (64 * 1024)
+static char *cg_text; /* a scratch table while cgroup_find reads (glue_table) */
 
 /* The mount point of the memory controller: cgroup2, or cgroup v1 with the
  * "memory" option.  From /proc/self/mountinfo. */
 static int cg_mount(int v2, char *out, size_t cap)
 {
 	char *line, *save = NULL;
-	if (os_read_file("/proc/self/mountinfo", cg_text, sizeof cg_text) < 0)
+	if (os_read_file("/proc/self/mountinfo", cg_text, CG_TEXT) < 0)
 		return -1;
 	for (line = strtok_r(cg_text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		/* id parent maj:min root mountpoint opts ... - fstype source superopts */
@@ -431,12 +433,12 @@ void os_atfork(int who)
 		S.thp_state = 0;
 }
 
-static void cgroup_find(void)
+static void cgroup_find_in(void)
 {
 	char *line, *save = NULL;
 	int v2 = 0, found = 0;
 	S.cg_levels = 0;
-	if (os_read_file("/proc/self/cgroup", cg_text, sizeof cg_text) < 0)
+	if (os_read_file("/proc/self/cgroup", cg_text, CG_TEXT) < 0)
 		return;
 	for (line = strtok_r(cg_text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
@@ -480,6 +482,16 @@ static void cgroup_find(void)
 		else
 			*line = '\0';
 	}
+}
+
+static void cgroup_find(void)
+{
+	S.cg_levels = 0;
+	if (!(cg_text = glue_table(CG_TEXT, 0)))
+		return;
+	cgroup_find_in();
+	glue_table_free(cg_text, CG_TEXT);
+	cg_text = NULL;
 }
 
 uint64_t os_cgroup_room(void)
@@ -604,18 +616,22 @@ void os_socket_remember(const char *fd_text)
 
 int os_socket_send(const char *name, const char *text, size_t len)
 {
-	static char msg[1 << 18]; /* (one file at a time: the report, then the profile) */
 	size_t n = strlen(name);
+	char *msg;
+	long r;
 	/* Still the tool's socket?  A program that closed its descriptors and
 	 * opened another on the number gets nothing of ours. */
-	if (S.sock_fd < 0 || !os_fd_same(S.sock_fd, &S.sock_id) || n + 1 + len > sizeof msg) {
+	if (S.sock_fd < 0 || !os_fd_same(S.sock_fd, &S.sock_id) || n + 1 + len > 1 << 18 ||
+	    !(msg = glue_table(n + 1 + len, 0))) {
 		errno = ENOTCONN;
 		return -1;
 	}
 	memcpy(msg, name, n);
 	msg[n] = '\n';
 	memcpy(msg + n + 1, text, len);
-	return sys_n(SC_sendto, S.sock_fd, (long)msg, (long)(n + 1 + len), MSG_DONTWAIT | MSG_NOSIGNAL, 0, 0) < 0 ? -1 : 0;
+	r = sys_n(SC_sendto, S.sock_fd, (long)msg, (long)(n + 1 + len), MSG_DONTWAIT | MSG_NOSIGNAL, 0, 0);
+	glue_table_free(msg, n + 1 + len);
+	return r < 0 ? -1 : 0;
 }
 int os_stderr_same(void) { return os_fd_same(2, &S.stderr_id); }
 
@@ -709,7 +725,7 @@ uint64_t os_image_resident(size_t page)
 	const char *base = (const char *)&__ehdr_start;
 	ElfW(Ehdr) eh;
 	ElfW(Phdr) ph[16];
-	uintptr_t bias = 0;
+	uintptr_t bias = 0, tab[16][2];
 	uint64_t n = 0;
 	int i, k;
 	/* (copied out, not read in place: the header and the table after it
@@ -725,6 +741,9 @@ uint64_t os_image_resident(size_t page)
 	for (i = 0; i < k; i++)
 		if (ph[i].p_type == PT_LOAD)
 			n += os_resident_pages(bias + ph[i].p_vaddr, bias + ph[i].p_vaddr + ph[i].p_memsz, page);
+	/* (and the tables it mapped apart from its object: glue_table) */
+	for (i = 0, k = glue_tables(tab, 16); i < k; i++)
+		n += os_resident_pages(tab[i][0], tab[i][1], page);
 	return n * page;
 }
 

@@ -151,8 +151,9 @@ int os_write_all(int fd, const char *s, size_t n);
 /* How many pages of [start, end) are resident (mincore); the partial pages
  * at either end count whole.  Stops counting where the range is unmapped. */
 size_t os_resident_pages(uintptr_t start, uintptr_t end, size_t page);
-/* Bytes of the shim's own object (code, data, tables in its bss) resident
- * now, a mincore per 256 pages: conservative (a code page in the page
- * cache counts whether or not this process touched it). */
+/* Bytes of the shim's own object (code, data, tables in its bss) and of
+ * the tables it mapped (glue_table) resident now, a mincore per 256 pages:
+ * conservative (a code page in the page cache counts whether or not this
+ * process touched it). */
 uint64_t os_image_resident(size_t page);
 #endif
