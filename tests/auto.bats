@@ -248,26 +248,27 @@ budget_sizes() {
 # sbrk 2.9.  Now the guard looks as often as the room left asks (every 1
 # to 10 ms), and the cache stays within the room while an old mapping's
 # advised front is being filled: 51,752 against 50,540 and 5.1; sbrk 16,
-# 56,380 against 50,640 and 5.1.  Hard charges all the learner holds and the shim's
+# 56,380 against 50,640 and 5.1.  The default's promise is for growth no
+# faster than its looks are timed for (1 MiB a ms, README): the default's
+# cases grow paced, half a MiB a ms at most.  Written at once, 16 MiB of an
+# old mapping took 9 to 10 ms on a warm host, and before the watcher saw
+# its front it went 1.0 to 6.8 MB past the line in 3 runs of 4
+# (2026-12-06; BENCHMARKS.md): a failure of this test 3 times in 4, the
+# build before the tables change alike.  Hard charges all the learner holds and the shim's
 # own memory against the extra, wherever RSS is.  strided: huge pages
 # advised over a whole buffer filled 1 MiB from the front, then one byte
 # written every 2 MiB: a huge page each (the default: 131,880 kB against
 # 68,048); hard advises only near the edges the program fills.
 @test "the budget: 24 MiB grown with no call the shim sees (sbrk, mprotect, a mapping touched seconds later): peak RSS within it (both budgets); hard: a buffer advised huge pages then written sparsely too" {
 	needs_plain_runtime
-	for how in sbrk mprotect old "old 16" "sbrk 16"; do
-		plain=$(kv vmhwm_kb "$(shimmed "" "$AP" grow $how)")
-		REPORT="$BATS_TEST_TMPDIR/d.json" run --separate-stderr shimmed auto "$AP" grow $how
+	for how in "sbrk 24" "mprotect 24" "old 24" "old 16" "sbrk 16"; do
+		plain=$(kv vmhwm_kb "$(shimmed "" "$AP" grow $how paced)")
+		REPORT="$BATS_TEST_TMPDIR/d.json" run --separate-stderr shimmed auto "$AP" grow $how paced
 		[ "$status" -eq 0 ]
 		soft=$(kv vmhwm_kb "$output")
 		read -r limit held looks < <(jr d.json "d['auto']['budget']['limit'], d['auto']['budget']['held_peak'], d['auto']['budget']['guard_looks']" | tr -d '(),')
-		echo "$how: peak RSS $plain kB without, $soft kB by default (budget $limit B: held $held B at most; $looks guard looks)"
-		# (16 MiB by sbrk at once: within a look's way of the line, up to
-		# 0.6 MB past in eight runs; 2.2 to 2.9 MB past with looks every
-		# 10 ms)
-		slack=0
-		[ "$how" != "sbrk 16" ] || slack=$((1 << 20))
-		[ $((soft * 1024)) -le $((plain * 1024 + limit + slack)) ]
+		echo "$how, paced: peak RSS $plain kB without, $soft kB by default (budget $limit B: held $held B at most; $looks guard looks)"
+		[ $((soft * 1024)) -le $((plain * 1024 + limit)) ]
 		[ "$held" -ge $((4 << 20)) ] # (the churn was kept: the line held by the guard's looks, not by keeping nothing)
 		[ "$looks" -gt 0 ]
 	done

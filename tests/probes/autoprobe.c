@@ -79,9 +79,14 @@
  *   idle MS             site B's churn (kept) for 0.5 s, then asleep MS
  *                       ms; threads= at the end (the learner's guard:
  *                       tests/auto.bats)
- *   grow HOW [MIB]      a 32 MiB working set; for 1.5 s, site B's churn
+ *   grow HOW [MIB [paced]]
+ *                       a 32 MiB working set; for 1.5 s, site B's churn
  *                       as in expire (kept); then 24 MiB (MIB) more touched with
- *                       no mmap or munmap, HOW: sbrk (the heap), mprotect
+ *                       no mmap or munmap (paced: 256 KiB at a time, 0.5 ms
+ *                       apart, at most half a MiB a ms: the growth the
+ *                       default budget's looks keep up with; else as fast
+ *                       as pages fault), and grow_ms= what it took,
+ *                       HOW: sbrk (the heap), mprotect
  *                       (a PROT_NONE reserve made at the start, opened),
  *                       old (a mapping made at the start, untouched until
  *                       now), fork (the working set cut to 8 MiB first, a
@@ -500,8 +505,16 @@ int main(int argc, char **argv)
 		} else if (strcmp(how, "old")) {
 			return 2;
 		}
-		if (r)
-			write_pages(r, more, 1);
+		if (r) {
+			double t = now_ms();
+			size_t at, step = argc >= 5 && !strcmp(argv[4], "paced") ? 256u << 10 : more;
+			for (at = 0; at < more; at += step) {
+				write_pages(r + at, more - at < step ? more - at : step, 1);
+				if (step < more)
+					usleep(500);
+			}
+			printf("grow_ms=%.3f ", now_ms() - t);
+		}
 		printf("vmhwm_kb=%ld\n", status_kb("VmHWM:"));
 	} else if (argc >= 2 && !strcmp(argv[1], "strided")) {
 		size_t heap = 64u << 20, len = 64u << 20, front = 1u << 20, i;
