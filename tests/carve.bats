@@ -396,3 +396,22 @@ print("arenas=%s huge_kb=%d" % (arenas.split("=")[1].strip(), huge))
 	[ "$(jget "$f" "[s for s in d['sites'] if s['size_min'] > 1 << 24][0]['huge_bytes_at_exit']")" -eq $((16 << 20)) ]
 	grep -Eq '^ +[0-9]+ +[0-9.]+% +1 +0 +[0-9.]+ MiB +[0-9.]+% +16.0 MiB mmap' <<<"$stderr"
 }
+
+# helper-32's carverep: a reserve placed right below the program's own
+# mapping advised huge pages merges with it, and its resident bytes were a
+# share of the merged mapping's by length (7.7 MB for a reserve holding
+# one 2 MiB huge page).  Now mincore over the reserve itself.
+@test "a reserve merged with the program's own advised mapping reports its own resident bytes, not a share of the program's" {
+	needs_pmd_thp
+	needs_thp_madvise
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$(arena_policy carve)" "$CARVE" advised 16M 1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(kv merged "$output")" = 1 ] || skip "the reserve did not merge with the program's mapping here"
+	f="$BATS_TEST_TMPDIR/r.json"
+	[ "$(arena_stat "$f" carve reserves)" -eq 1 ]
+	res=$(arena_stat "$f" carve resident_bytes)
+	echo "resident_bytes $res for one 1 MiB slice written (its huge page: $HPAGE)"
+	[ "$res" -ge $((1 << 20)) ]
+	[ "$res" -le "$HPAGE" ]
+}

@@ -19,9 +19,11 @@
  *                   gained; prints whether huge pages back it (huge=), then
  *                   MADV_COLLAPSE of a huge page of it (collapse=) and
  *                   huge= again.  The same with and without the shim.
- *   advised SIZE    maps SIZE on a huge page boundary, advised MADV_HUGEPAGE,
- *                   and 8 slices of 1 MiB as they come (arenas), touches them
- *                   all and exits with them mapped.
+ *   advised SIZE [N] maps SIZE on a huge page boundary, advised MADV_HUGEPAGE,
+ *                   and N (8) slices of 1 MiB as they come (arenas), touches
+ *                   them all and exits with them mapped; merged=1 when the
+ *                   last slice lies in one mapping with the advised one
+ *                   (/proc/self/maps: reserves merge with their neighbours).
  *   held N SIZE     maps N slices of SIZE, writes a byte of each and holds
  *                   them all; prints how many mappings the process has then
  *                   (vmas=, the lines of /proc/self/maps), and first whether
@@ -364,8 +366,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc >= 3 && !strcmp(argv[1], "advised")) {
-		size_t size = parse_size(argv[2]), hp = 2u << 20, k;
-		char *p;
+		size_t size = parse_size(argv[2]), hp = 2u << 20, k, n = argc >= 4 ? (size_t)atoi(argv[3]) : 8;
+		unsigned long last = 0, lo, hi;
+		char *p, line[512];
+		int merged = 0;
 		FILE *fp = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
 		if (fp && fscanf(fp, "%zu", &hp) != 1)
 			hp = 2u << 20;
@@ -377,9 +381,18 @@ int main(int argc, char **argv)
 		madvise(p, size, MADV_HUGEPAGE);
 		memset(p, 1, size);
 		len = 1u << 20;
-		for (k = 0; k < 8; k++)
-			memset(map(), 1, len);
-		printf("ok=1\n");
+		for (k = 0; k < n; k++) {
+			char *q = map();
+			memset(q, 1, len);
+			last = (unsigned long)q;
+		}
+		if ((fp = fopen("/proc/self/maps", "r"))) {
+			while (fgets(line, sizeof line, fp))
+				if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && last >= lo && last < hi)
+					merged = (unsigned long)p >= lo && (unsigned long)p < hi;
+			fclose(fp);
+		}
+		printf("ok=1 merged=%d\n", merged);
 		return 0;
 	}
 	fprintf(stderr, "usage: carveprobe own SIZE | zero N SIZE ROUNDS | advised SIZE\n");
