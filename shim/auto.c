@@ -916,8 +916,10 @@ static int site_of(uintptr_t ret, unsigned call, uint64_t len)
 	uint32_t k = (uint32_t)size_class(len), n;
 	uint64_t h = site_hash(ret, call, k);
 	unsigned i;
-	if (unlikely(!sites))
+	if (unlikely(!sites)) {
+		stats_note(N_NO_TABLE);
 		return -1;
+	}
 	for (n = 0, i = (unsigned)(h % SITES); n < SITES; n++, i = (i + 1) % SITES) {
 		uintptr_t r = __atomic_load_n(&sites[i].ret, __ATOMIC_ACQUIRE);
 		if (!r)

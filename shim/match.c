@@ -166,8 +166,10 @@ static int object_of(const void *addr)
 	Dl_info info;
 	unsigned i, n, g;
 	int e = errno;
-	if (unlikely(!tabs_ready()))
+	if (unlikely(!tabs_ready())) {
+		stats_note(N_NO_TABLE);
 		return -1;
+	}
 	check_unloads();
 	g = __atomic_load_n(&S.generation, __ATOMIC_ACQUIRE);
 	v = __atomic_load_n(&T->cache[slot], __ATOMIC_ACQUIRE);

@@ -95,6 +95,8 @@ void sample_init(const char *per, int refused)
 	P.stacks = grab(STACKS * sizeof *P.stacks);
 	P.others = grab(OTHERS * sizeof *P.others);
 	thr = grab(THREADS * sizeof *thr); /* (none: every thread unsampled) */
+	if (!thr)
+		stats_note(N_NO_TABLE);
 	os_faults_self(&P.my.win0); /* (the window opens again with the first event) */
 	if (per && *per) {
 		uint64_t v = 0;

@@ -43,6 +43,7 @@ enum note {
 	N_AUTO_RULES,      /* the learner had no rule left for a site */
 	N_AUTO_SITES,      /* the learner's site table was full */
 	N_NO_THREAD,       /* the system refused the shim a helper thread */
+	N_NO_TABLE,        /* the system refused the shim memory for a table (glue_table) */
 	N_COUNT
 };
 extern const char *const note_texts[N_COUNT];

@@ -172,6 +172,24 @@ recycle_policy() {
 	[ "$(rule_stat "$BATS_TEST_TMPDIR/r.json" big faults)" -eq $((200 * (1 << 20) / $(getconf PAGESIZE))) ]
 }
 
+@test "no memory for the shim's tables (its mmaps of 140 to 512 KiB fail): the program runs as without it, and the report says what went without" {
+	needs_plain_runtime # (a sanitizer's runtime maps blocks of its own in that range)
+	# a caller rule needs the table of calling objects (152 KiB), --auto
+	# its sites (352 KiB); both are mapped when first needed
+	pol=$(policy notable <<<$'[rule p]\ncall = mmap\nsize = 1M\ncaller = costprobe\naction = populate')
+	REPORT="$BATS_TEST_TMPDIR/r.json" run -0 shimmed "$pol" "$COST" notable 200 1M
+	[[ "$output" == *ok=1* ]]
+	[ "$(rule_stat "$BATS_TEST_TMPDIR/r.json" p matched)" -eq 0 ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "'memory for a table' in ' '.join(d['notes'])")" = True ]
+	REPORT="$BATS_TEST_TMPDIR/a.json" run -0 shimmed auto "$COST" notable 200 1M
+	[[ "$output" == *ok=1* ]]
+	[ "$(jget "$BATS_TEST_TMPDIR/a.json" "'memory for a table' in ' '.join(d['notes'])")" = True ]
+	[ "$(jget "$BATS_TEST_TMPDIR/a.json" "len(d['auto']['sites'])")" -eq 0 ]
+	# and where the tables can be had, the same rule matches (the test can fail)
+	REPORT="$BATS_TEST_TMPDIR/r2.json" run -0 shimmed "$pol" "$COST" cycles 200 1M 1
+	[ "$(rule_stat "$BATS_TEST_TMPDIR/r2.json" p matched)" -eq 200 ]
+}
+
 @test "a process with no memory for the shim's records, or no thread to spare: no failing call of the shim's on every wrapper call" {
 	needs_plain_runtime # (a sanitizer's runtime maps 64 KiB blocks of its own)
 	# costprobe nochunk: the shim's small mmaps fail (seccomp), so each populated

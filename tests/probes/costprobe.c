@@ -26,6 +26,10 @@
  *   nochunkm N SIZE        the same with pairs (malloc SIZE, free)
  *   nothread N SIZE        as cycles at TOUCH 1, run again where no thread
  *                          can start (clone3 and clone fail with EAGAIN)
+ *   notable N SIZE         as cycles at TOUCH 1, run again where every
+ *                          anonymous mmap of 140 to 512 KiB fails with ENOMEM:
+ *                          the shim's tables mapped when first used (the
+ *                          caller matching's, the learner's sites)
  *
  * Sizes take K, M, G suffixes.  Prints ok=1 and the faults taken (faults=).
  */
@@ -79,7 +83,7 @@ static void install(struct sock_filter *f, unsigned short n)
  * address to the kernel fails with ENOMEM: the shim's bookkeeping (64 KiB
  * chunks of records, the first blocks table), not the program's SIZE, nor
  * the loader's own small maps and MAP_FIXED pieces. */
-static void fail_small_maps(void)
+static void fail_maps(unsigned lo, unsigned hi)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -90,8 +94,8 @@ static void fail_small_maps(void)
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]) + 4),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 4),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 128u << 10, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 32u << 10, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, hi, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOMEM),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -151,7 +155,8 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("taken=%ld\n", taken);
-	} else if (!strcmp(argv[1], "nochunk") || !strcmp(argv[1], "nochunkm") || !strcmp(argv[1], "nothread")) {
+	} else if (!strcmp(argv[1], "nochunk") || !strcmp(argv[1], "nochunkm") || !strcmp(argv[1], "nothread") ||
+	           !strcmp(argv[1], "notable")) {
 		/* (the filter goes in before an exec: the shim steps aside for a
 		 * program that installs one itself, tests/invisible.bats) */
 		char *v[] = { argv[0], "cycles", argv[2], argv[3], "1", NULL };
@@ -159,10 +164,12 @@ int main(int argc, char **argv)
 			v[1] = "pairs";
 			v[4] = NULL;
 		}
-		if (argv[1][2] == 't')
+		if (!strcmp(argv[1], "nothread"))
 			fail_threads();
+		else if (!strcmp(argv[1], "notable"))
+			fail_maps(140u << 10, 512u << 10);
 		else
-			fail_small_maps();
+			fail_maps(32u << 10, 128u << 10);
 		execv("/proc/self/exe", v);
 		perror("execv");
 		return 2;
