@@ -294,13 +294,17 @@ void shim_init(void)
 		/* The executable's own name is needed only to match program or
 		 * caller globs (python3 is python3.11), and for the report. */
 		const char *exe_base;
-		int i, globs = 0;
-		for (i = 0; S.have_policy && i < g_pol.nrules; i++)
+		int i, globs = 0, callers = 0;
+		for (i = 0; S.have_policy && i < g_pol.nrules; i++) {
 			globs |= g_pol.rules[i].nprogram || g_pol.rules[i].ncaller;
+			callers |= g_pol.rules[i].ncaller > 0;
+		}
 		if (globs || profiling || auto_on) /* (the learner names sites by their object) */
 			read_exe();
 		exe_base = strrchr(pinfo.exe, '/');
 		match_setup(S.pol, pinfo.program, exe_base ? exe_base + 1 : pinfo.exe);
+		if (callers || auto_on)
+			match_tables_now();
 	}
 	stack_setup(S.pol);
 	pf_setup(S.pol, profiling, &S.set);
@@ -422,15 +426,14 @@ static void atfork_child(void)
  * 1 if it went. */
 static int deliver(const char *path, int json)
 {
-	enum { TEXT = 1 << 17 };
-	char *text = glue_table(TEXT, 0); /* (a scratch table: not in our BSS) */
+	size_t cap;
+	char *text = os_socket_text(&cap);
 	const char *name = strrchr(path, '/');
 	long n = -1;
 	int err = errno, sent;
 	if (text)
-		n = report_render(text, TEXT, json, &pinfo, S.have_policy ? &g_pol : NULL, S.may_wait);
+		n = report_render(text, cap, json, &pinfo, S.have_policy ? &g_pol : NULL, S.may_wait);
 	sent = n >= 0 && os_socket_send(name ? name + 1 : path, text, (size_t)n) == 0;
-	glue_table_free(text, TEXT);
 	errno = err;
 	return sent;
 }

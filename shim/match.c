@@ -47,8 +47,13 @@ static struct {
 } S;
 
 /* Address -> object cache: one word per slot, (addr << 16) | (obj + 1).
- * It and the objects are mapped on first need (glue_table): a program
- * whose rules never ask for a caller does not carry 150 KiB of them. */
+ * It and the objects are mapped at start-up where a rule asks for a
+ * caller or the learner names its sites (match_tables_now), so that the
+ * program finds them in its address space before its main, as it found
+ * the shim's BSS (mapped inside its first matched mmap, they took 152 KiB
+ * of the room a program had measured for it under RLIMIT_AS, and its mmap
+ * failed); else on first need, and a program whose rules never ask for a
+ * caller does not carry them (glue_table). */
 #define CACHE_SLOTS 4096
 static struct tabs {
 	uint64_t cache[CACHE_SLOTS];
@@ -216,6 +221,12 @@ found:
 	if (a < (1ull << 48))
 		__atomic_store_n(&T->cache[slot], (a << 16) | (i + 1), __ATOMIC_RELEASE);
 	return (int)i;
+}
+
+void match_tables_now(void)
+{
+	if (!tabs_ready())
+		stats_note(N_NO_TABLE);
 }
 
 int match_caller(const void *ret, const char **name, uintptr_t *base)

@@ -77,6 +77,18 @@ struct pthr {
  * loops over the slots stop there, since a scan of all 1024 would fault in
  * pages of the table). */
 static struct pthr *thr; /* THREADS of them, mapped by sample_init */
+/* /proc/self/maps at exit: what each address is, for the "object" and
+ * "other" records. */
+#define MAPS 8192
+static struct mapping {
+	uintptr_t lo, hi, off;
+	uint64_t inode;
+	int exec;
+	const char *path; /* NULL: anonymous */
+} *mm; /* MAPS of them, and the text they point into: mapped by sample_init */
+#define MB (512 * 1024)
+static char *mb;
+
 static int slots_hi(void) { return __atomic_load_n(&P.my.thr_hi, __ATOMIC_ACQUIRE); }
 
 static void *grab(size_t bytes)
@@ -95,7 +107,11 @@ void sample_init(const char *per, int refused)
 	P.stacks = grab(STACKS * sizeof *P.stacks);
 	P.others = grab(OTHERS * sizeof *P.others);
 	thr = grab(THREADS * sizeof *thr); /* (none: every thread unsampled) */
-	if (!thr)
+	/* (at start-up, not at the snapshot: a program short of memory by then
+	 * would get a profile with no names) */
+	mm = grab(MAPS * sizeof *mm + MB);
+	mb = mm ? (char *)(mm + MAPS) : NULL;
+	if (!thr || !mm)
 		stats_note(N_NO_TABLE);
 	os_faults_self(&P.my.win0); /* (the window opens again with the first event) */
 	if (per && *per) {
@@ -543,17 +559,6 @@ void profile_tab_name(struct sbuf *sb, const char *s)
 		sb_chr(sb, (*s == '\t' || *s == '\n') ? ' ' : *s);
 }
 
-/* /proc/self/maps at exit: what each address is, for the "object" and
- * "other" records. */
-#define MAPS 8192
-static struct mapping {
-	uintptr_t lo, hi, off;
-	uint64_t inode;
-	int exec;
-	const char *path; /* NULL: anonymous */
-} *mm; /* MAPS of them, and the text they point into: mapped by sample_write */
-#define MB (512 * 1024)
-static char *mb;
 
 static void read_maps(void)
 {
@@ -664,9 +669,6 @@ void sample_write(struct sbuf *sb, struct profile_counts *c)
 	c->dropped_code = P.my.dropped_ips;
 	c->dropped_stacks = P.my.dropped_stacks;
 	c->dropped_other = P.my.dropped_others;
-	/* (a scratch table, given back below: glue_table) */
-	mm = glue_table(MAPS * sizeof *mm + MB, 0);
-	mb = mm ? (char *)(mm + MAPS) : NULL;
 	P.nmm = 0;
 	if (mm)
 		read_maps();
@@ -694,7 +696,4 @@ void sample_write(struct sbuf *sb, struct profile_counts *c)
 		sb_chr(sb, '\n');
 	}
 	others_by_mapping(sb);
-	glue_table_free(mm, MAPS * sizeof *mm + MB);
-	mm = NULL;
-	P.nmm = 0;
 }

@@ -102,7 +102,7 @@ size_t boot_size(const void *p);
 	X(prlimit64) X(getpid) X(getppid) X(geteuid) X(capget) X(prctl) X(futex)          \
 	X(sched_yield) X(nanosleep) X(rt_sigprocmask) X(rt_sigpending)                    \
 	X(rt_sigtimedwait) X(fadvise64) X(shmctl) X(ioctl) X(perf_event_open) X(sendto)   \
-	X(exit_group) X(clone3) X(renameat2) X(unlinkat) X(process_vm_readv)
+	X(exit_group) X(clone3) X(renameat2) X(unlinkat) X(process_vm_readv) X(sendmsg)
 #define PF_SC_ENUM(name) SC_##name,
 enum sc { PF_SYSCALLS(PF_SC_ENUM) SC_COUNT };
 #undef PF_SC_ENUM

@@ -125,6 +125,10 @@ void os_warn(const char *line);
  * "NAME\n" and its text, as one message, without waiting: 0, or -1. */
 void os_socket_remember(const char *fd_text);
 int os_socket_send(const char *name, const char *text, size_t len);
+/* A buffer to render the file into for os_socket_send, mapped at start-up
+ * with the socket (a program short of memory at exit still gets its file
+ * to the tool), and its size in *cap; NULL when there is none. */
+char *os_socket_text(size_t *cap);
 
 /* Which open file an fd is, to tell later whether the fd still is it. */
 struct fdid {
