@@ -303,7 +303,7 @@ void shim_init(void)
 			read_exe();
 		exe_base = strrchr(pinfo.exe, '/');
 		match_setup(S.pol, pinfo.program, exe_base ? exe_base + 1 : pinfo.exe);
-		if (callers || auto_on)
+		if (callers)
 			match_tables_now();
 	}
 	stack_setup(S.pol);
