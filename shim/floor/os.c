@@ -356,98 +356,40 @@ uint64_t os_mem_available(void)
 #define SOCK_TEXT (1u << 17)
 #define CG_LEVELS 8
 static char cg_limit[CG_LEVELS][300], cg_usage[CG_LEVELS][300];
-static char cg_mnt[256], cg_rel[1024];
-#define CG_LINE 4096
-static char cg_line[CG_LINE]; /* each_line's: one file at a time, under cg_state */
-
-/* fn(line, arg) for each line of path, read a buffer at a time (mountinfo
- * can be far larger than one: a container's hundreds of mounts), until fn
- * returns nonzero (its value) or the file ends (0); -1 when it cannot be
- * read.  A line longer than the buffer is skipped. */
-static int each_line(const char *path, int (*fn)(char *line, void *arg), void *arg)
-{
-	int fd = sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0), r = 0, skip = 0, e;
-	size_t have = 0;
-	if (fd < 0)
-		return -1;
-	for (;;) {
-		long n = sys_read(fd, cg_line + have, CG_LINE - 1 - have);
-		char *p = cg_line, *nl;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -1;
-			break;
-		}
-		have += (size_t)n;
-		cg_line[have] = '\0';
-		while ((nl = memchr(p, '\n', have - (size_t)(p - cg_line)))) {
-			*nl = '\0';
-			if (!skip && (r = fn(p, arg)))
-				break;
-			skip = 0;
-			p = nl + 1;
-		}
-		if (r)
-			break;
-		if (n == 0) { /* (a last line without its newline) */
-			if (!skip && p < cg_line + have)
-				r = fn(p, arg);
-			break;
-		}
-		have -= (size_t)(p - cg_line);
-		memmove(cg_line, p, have);
-		if (have == CG_LINE - 1) { /* a line longer than the buffer: skipped */
-			have = 0;
-			skip = 1;
-		}
-	}
-	e = errno;
-	sys_close(fd);
-	errno = e;
-	return r;
-}
-
-struct mnt_want {
-	int v2;
-	char *out;
-	size_t cap;
-};
-
-/* id parent maj:min root mountpoint opts ... - fstype source superopts */
-static int mount_line(char *line, void *arg)
-{
-	struct mnt_want *w = arg;
-	char *f[5], *dash = strstr(line, " - "), *p = line;
-	int i;
-	if (!dash)
-		return 0;
-	for (i = 0; i < 5; i++) {
-		f[i] = p;
-		p = strchr(p, ' ');
-		if (!p)
-			break;
-		*p++ = '\0';
-	}
-	if (i < 5)
-		return 0;
-	if (w->v2 ? !strncmp(dash + 3, "cgroup2 ", 8)
-	          : (!strncmp(dash + 3, "cgroup ", 7) && (strstr(dash, ",memory") || strstr(dash, " memory")))) {
-		size_t n = strlen(f[4]);
-		if (n >= w->cap)
-			return -1;
-		memcpy(w->out, f[4], n + 1);
-		return 1;
-	}
-	return 0;
-}
+static char cg_text[64 * 1024], cg_mnt[256], cg_rel[1024];
 
 /* The mount point of the memory controller: cgroup2, or cgroup v1 with the
  * "memory" option.  From /proc/self/mountinfo. */
 static int cg_mount(int v2, char *out, size_t cap)
 {
-	struct mnt_want w = { v2, out, cap };
-	return each_line("/proc/self/mountinfo", mount_line, &w) == 1 ? 0 : -1;
+	char *line, *save = NULL;
+	if (os_read_file("/proc/self/mountinfo", cg_text, sizeof cg_text) < 0)
+		return -1;
+	for (line = strtok_r(cg_text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* id parent maj:min root mountpoint opts ... - fstype source superopts */
+		char *f[5], *dash = strstr(line, " - "), *p = line;
+		int i;
+		if (!dash)
+			continue;
+		for (i = 0; i < 5; i++) {
+			f[i] = p;
+			p = strchr(p, ' ');
+			if (!p)
+				break;
+			*p++ = '\0';
+		}
+		if (i < 5)
+			continue;
+		if (v2 ? !strncmp(dash + 3, "cgroup2 ", 8)
+		       : (!strncmp(dash + 3, "cgroup ", 7) && (strstr(dash, ",memory") || strstr(dash, " memory")))) {
+			size_t n = strlen(f[4]);
+			if (n >= cap)
+				return -1;
+			memcpy(out, f[4], n + 1);
+			return 0;
+		}
+	}
+	return -1;
 }
 
 static void cgroup_find(void);
@@ -492,41 +434,33 @@ void os_atfork(int who)
 		S.thp_state = 0;
 }
 
-struct cg_seen {
-	int v2, found;
-};
-
-static int cgroup_line(char *line, void *arg)
-{
-	struct cg_seen *c = arg;
-	char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-	if (!c2)
-		return 0;
-	*c2 = '\0';
-	if (!strcmp(c1 + 1, "memory") || (!strncmp(c1 + 1, "memory,", 7)) || strstr(c1 + 1, ",memory")) {
-		c->v2 = 0; /* v1 memory controller: it is the one that limits */
-		c->found = 1;
-	} else if (!c->found && !strcmp(line, "0") && c1[1] == '\0') {
-		c->v2 = 1;
-	} else {
-		return 0;
-	}
-	if (strlen(c2 + 1) >= sizeof cg_rel)
-		return -1;
-	strcpy(cg_rel, c2 + 1);
-	return c->found;
-}
-
 static void cgroup_find(void)
 {
-	struct cg_seen c = { 0, 0 };
-	char *line;
-	int v2;
+	char *line, *save = NULL;
+	int v2 = 0, found = 0;
 	S.cg_levels = 0;
-	if (each_line("/proc/self/cgroup", cgroup_line, &c) < 0)
+	if (os_read_file("/proc/self/cgroup", cg_text, sizeof cg_text) < 0)
 		return;
-	v2 = c.v2;
-	if ((!c.found && !v2) || cg_mount(v2, cg_mnt, sizeof cg_mnt) < 0)
+	for (line = strtok_r(cg_text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		if (!strcmp(c1 + 1, "memory") || (!strncmp(c1 + 1, "memory,", 7)) || strstr(c1 + 1, ",memory")) {
+			v2 = 0; /* v1 memory controller: it is the one that limits */
+			found = 1;
+		} else if (!found && !strcmp(line, "0") && c1[1] == '\0') {
+			v2 = 1;
+		} else {
+			continue;
+		}
+		if (strlen(c2 + 1) >= sizeof cg_rel)
+			return;
+		strcpy(cg_rel, c2 + 1);
+		if (found)
+			break;
+	}
+	if ((!found && !v2) || cg_mount(v2, cg_mnt, sizeof cg_mnt) < 0)
 		return;
 	for (;;) {
 		size_t n = strlen(cg_rel);
