@@ -294,17 +294,13 @@ void shim_init(void)
 		/* The executable's own name is needed only to match program or
 		 * caller globs (python3 is python3.11), and for the report. */
 		const char *exe_base;
-		int i, globs = 0, callers = 0;
-		for (i = 0; S.have_policy && i < g_pol.nrules; i++) {
+		int i, globs = 0;
+		for (i = 0; S.have_policy && i < g_pol.nrules; i++)
 			globs |= g_pol.rules[i].nprogram || g_pol.rules[i].ncaller;
-			callers |= g_pol.rules[i].ncaller > 0;
-		}
 		if (globs || profiling || auto_on) /* (the learner names sites by their object) */
 			read_exe();
 		exe_base = strrchr(pinfo.exe, '/');
 		match_setup(S.pol, pinfo.program, exe_base ? exe_base + 1 : pinfo.exe);
-		if (callers)
-			match_tables_now();
 	}
 	stack_setup(S.pol);
 	pf_setup(S.pol, profiling, &S.set);

@@ -48,7 +48,7 @@ static struct {
 
 /* Address -> object cache: one word per slot, (addr << 16) | (obj + 1).
  * It and the objects are mapped at start-up where a rule asks for a
- * caller (match_tables_now), so that the program finds them in its address
+ * caller (match_setup), so that the program finds them in its address
  * space before its main, as it found the shim's BSS (mapped inside its
  * first matched mmap, they took 152 KiB of the room a program had measured
  * for it under RLIMIT_AS, and its mmap failed); else on first need (the
@@ -139,7 +139,7 @@ static uint64_t mask_for(const char *name, const char *alt)
 
 void match_setup(const struct policy *pol, const char *argv0_base, const char *exe_base)
 {
-	int i, k;
+	int i, k, callers = 0;
 	mpol = pol;
 	match_nrules = pol ? pol->nrules : 0;
 	copy_name(main_names[0], argv0_base);
@@ -163,7 +163,10 @@ void match_setup(const struct policy *pol, const char *argv0_base, const char *e
 			match_min_size[0] = c->lo;
 		if ((c->calls & CALL_MALLOC) && c->lo < match_min_size[1])
 			match_min_size[1] = c->lo;
+		callers |= c->by_caller;
 	}
+	if (callers && !tabs_ready())
+		stats_note(N_NO_TABLE);
 }
 
 /* Object index for a code address, registering the object on first sight. */
@@ -224,12 +227,6 @@ found:
 	if (a < (1ull << 48))
 		__atomic_store_n(&T->cache[slot], (a << 16) | (i + 1), __ATOMIC_RELEASE);
 	return (int)i;
-}
-
-void match_tables_now(void)
-{
-	if (!tabs_ready())
-		stats_note(N_NO_TABLE);
 }
 
 int match_caller(const void *ret, const char **name, uintptr_t *base)

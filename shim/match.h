@@ -38,9 +38,6 @@ int match_request(const struct request *rq);
 void match_anon_request(struct request *rq, unsigned call, size_t len, const void *ret);
 /* Describe mmap arguments as MK_* / PK_* bits. */
 void match_classify_mmap(struct request *rq, int prot, int flags, int fd);
-/* Map the tables of calling objects now (start-up, where a rule asks for
- * a caller). */
-void match_tables_now(void);
 /* The object a return address lies in, as caller globs see its name (the
  * main program by its file's name), and its load base: 0, or -1 if dladdr
  * does not know it.  The name stays valid (the table only grows). */

@@ -91,25 +91,19 @@ static char *mb;
 
 static int slots_hi(void) { return __atomic_load_n(&P.my.thr_hi, __ATOMIC_ACQUIRE); }
 
-static void *grab(size_t bytes)
-{
-	void *p = sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 static void thread_gone(void *slot);
 
 void sample_init(const char *per, int refused)
 {
 	struct rlimit rl;
 	Dl_info info;
-	P.ips = grab(IPS * sizeof *P.ips);
-	P.stacks = grab(STACKS * sizeof *P.stacks);
-	P.others = grab(OTHERS * sizeof *P.others);
-	thr = grab(THREADS * sizeof *thr); /* (none: every thread unsampled) */
+	P.ips = glue_table(IPS * sizeof *P.ips, 0);
+	P.stacks = glue_table(STACKS * sizeof *P.stacks, 0);
+	P.others = glue_table(OTHERS * sizeof *P.others, 0);
+	thr = glue_table(THREADS * sizeof *thr, 0); /* (none: every thread unsampled) */
 	/* (at start-up, not at the snapshot: a program short of memory by then
 	 * would get a profile with no names) */
-	mm = grab(MAPS * sizeof *mm + MB);
+	mm = glue_table(MAPS * sizeof *mm + MB, 0);
 	mb = mm ? (char *)(mm + MAPS) : NULL;
 	if (!thr || !mm)
 		stats_note(N_NO_TABLE);
@@ -392,11 +386,11 @@ static void thread_event(void)
 		P.my.perf_errno = EACCES;
 		return;
 	}
-	if (!thr || __atomic_add_fetch(&P.my.nfds, 1, __ATOMIC_RELAXED) > P.fd_cap) {
-		if (!thr) {
-			__atomic_add_fetch(&P.my.unsampled, 1, __ATOMIC_RELAXED);
-			return;
-		}
+	if (!thr) {
+		__atomic_add_fetch(&P.my.unsampled, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (__atomic_add_fetch(&P.my.nfds, 1, __ATOMIC_RELAXED) > P.fd_cap) {
 		__atomic_sub_fetch(&P.my.nfds, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&P.my.unsampled, 1, __ATOMIC_RELAXED);
 		return;

@@ -33,8 +33,7 @@ void tables_init(void)
 	                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	P.sites = p == MAP_FAILED ? NULL : p;
 	P.used = P.sites ? (uint16_t *)(P.sites + SITES) : NULL;
-	p = sys_mmap(NULL, GRAVE * sizeof *grave, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	grave = p == MAP_FAILED ? NULL : p; /* (none: nothing remembered gone) */
+	grave = glue_table(GRAVE * sizeof *grave, 0); /* (none: nothing remembered gone) */
 	if (!grave)
 		stats_note(N_NO_TABLE);
 }

@@ -220,15 +220,13 @@ void glue_table_list(void *p, size_t bytes)
 	int i = __atomic_fetch_add(&ntables, 1, __ATOMIC_ACQ_REL);
 	if (i < TABLES) {
 		tables[i][0] = (uintptr_t)p;
-		__atomic_store_n(&tables[i][1], (uintptr_t)p + ((bytes + page_size - 1) & ~(page_size - 1)),
-		                 __ATOMIC_RELEASE);
+		__atomic_store_n(&tables[i][1], (uintptr_t)p + PAGE_UP(bytes), __ATOMIC_RELEASE);
 	}
 }
 
 void *glue_table(size_t bytes, int keep)
 {
-	size_t len = (bytes + page_size - 1) & ~(page_size - 1);
-	void *p = sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = sys_mmap(NULL, PAGE_UP(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	if (keep)
@@ -239,7 +237,7 @@ void *glue_table(size_t bytes, int keep)
 void glue_table_free(void *p, size_t bytes)
 {
 	if (p)
-		sys_munmap(p, (bytes + page_size - 1) & ~(page_size - 1));
+		sys_munmap(p, PAGE_UP(bytes));
 }
 
 int glue_tables(uintptr_t (*span)[2], int max)

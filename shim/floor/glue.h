@@ -147,8 +147,9 @@ void *glue_map_aligned(void *(*f)(void *, size_t, int, int, int, off_t), size_t 
  * SIGSEGV in the shim.  Two system calls. */
 int glue_copy_in(void *dst, const void *src, size_t len);
 
-/* Zeroed memory for a table of the shim's, mapped when a module first needs
- * it instead of lying in the object's BSS.  Every byte mapped counts against
+/* Zeroed memory for a table of the shim's, mapped by its module (at
+ * start-up where the configuration needs it, else on first need) instead
+ * of lying in the object's BSS.  Every byte mapped counts against
  * the program's limits, used or not: mlockall(MCL_CURRENT) checks the whole
  * address space against RLIMIT_MEMLOCK and makes all of it resident, and
  * RLIMIT_AS and RLIMIT_DATA count it too (2.9 MB of tables in BSS made a

@@ -351,9 +351,8 @@ uint64_t os_mem_available(void)
 
 /* The memory cgroup's limit and usage files, for this cgroup and each one
  * above it (a parent's limit binds too), found once.  The file texts are
- * read into a scratch table, not onto the caller's stack: the first budget
+ * read into static buffers, not onto the caller's stack: the first budget
  * question may come from a thread with a 16 KiB stack. */
-#define SOCK_TEXT (1u << 17)
 #define CG_LEVELS 8
 static char cg_limit[CG_LEVELS][300], cg_usage[CG_LEVELS][300];
 static char cg_text[64 * 1024], cg_mnt[256], cg_rel[1024];
@@ -589,6 +588,8 @@ int os_fd_same(int fd, const struct fdid *id)
 
 
 void os_stderr_remember(void) { os_fd_identity(2, &S.stderr_id); }
+
+#define SOCK_TEXT (1u << 17) /* os_socket_text's buffer */
 
 void os_socket_remember(const char *fd_text)
 {
