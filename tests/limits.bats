@@ -126,3 +126,27 @@ needs_root() {
 	grep -q lockroom "$BATS_TEST_TMPDIR/p.json"
 	! grep -q '"object": *"?"' "$BATS_TEST_TMPDIR/p.json"
 }
+
+# glibc's pthread_create clears __libc_single_threaded for good, and the
+# shim's start-up threads (joined before main) are threads: under --auto, a
+# background rule or a pool it reads 0 at main (README Limits; helper-34).
+# Where the shim starts none, it reads as without the shim; and after a
+# thread of the program's own, 0 under every policy (the flag must never
+# say single in a threaded process: libstdc++ drops its atomics by it).
+@test "__libc_single_threaded: at main as without the shim where the policy starts no thread of the shim's; 0 after the program's own thread under every policy" {
+	needs_plain_runtime
+	SINGLE="$B/probes/h4/single"
+	plain=$("$SINGLE" thread)
+	[ "$plain" = "main=1 after=0" ]
+	for pol in "" "$POLICIES/observe.policy" "$RT" "$POLICIES/cpython.policy"; do
+		run with "$pol" "$SINGLE" thread
+		echo "${pol:-no policy}: $output"
+		[ "$output" = "$plain" ]
+	done
+	for pol in auto "$POLICIES/streaming.policy" "$BATS_TEST_DIRNAME/aggressive.policy"; do
+		run with "$pol" "$SINGLE" thread
+		echo "$pol: $output"
+		[ "$status" -eq 0 ]
+		[ "$(kv after "$output")" -eq 0 ]
+	done
+}
