@@ -17,5 +17,8 @@ struct io {
 	long (*write)(int fd, const void *buf, size_t n);
 	int (*close)(int fd);
 	int (*fstat)(int fd, struct stat *st);
+	/* relative to a directory's descriptor (path_walk.c) */
+	int (*openat)(int dfd, const char *path, int flags);
+	long (*readlinkat)(int dfd, const char *path, char *buf, size_t n);
 };
 #endif

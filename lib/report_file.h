@@ -24,7 +24,7 @@
 /* The verdicts: every one but REPORT_OK refuses (the shim's errno: EEXIST
  * for REPORT_NOT_A_REPORT, else EPERM). */
 enum { REPORT_OK, REPORT_NOT_A_REPORT, REPORT_SYMLINK, REPORT_NOT_REGULAR, REPORT_NOT_YOURS, REPORT_LINKED,
-       REPORT_KERNEL_FS };
+       REPORT_KERNEL_FS, REPORT_FOREIGN_LINK };
 
 /* Kernel file systems whose "files" are knobs, not storage. */
 static inline int report_pseudo_fs(unsigned long type)
@@ -66,6 +66,19 @@ static inline int report_verdict(const struct stat *st, unsigned long fs_type, u
 	return st->st_size != 0 && !report_head_ours(head, n) ? REPORT_NOT_A_REPORT : REPORT_OK;
 }
 
+/* May a symlink met on the way to a report be followed?  The kernel's
+ * fs.protected_symlinks rule, whatever that setting is: not one in a
+ * sticky directory anyone may write (/tmp, /dev/shm) unless it is the
+ * writer's or the directory owner's (another user's link there could send
+ * a root process's report into a directory of the link's choosing:
+ * helper-34).  dir and link as fstat gave them. */
+static inline int report_link_ok(const struct stat *dir, const struct stat *link, unsigned long euid)
+{
+	if ((dir->st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+		return 1;
+	return link->st_uid == euid || link->st_uid == dir->st_uid;
+}
+
 /* Why, in words (for the CLI's message: "which is ..."). */
 static inline const char *report_why(int v)
 {
@@ -76,6 +89,7 @@ static inline const char *report_why(int v)
 	case REPORT_NOT_YOURS: return "someone else's file";
 	case REPORT_LINKED: return "a file with another hard link";
 	case REPORT_KERNEL_FS: return "in a kernel file system (a setting, not storage)";
+	case REPORT_FOREIGN_LINK: return "behind a symbolic link another user made in a shared directory (never followed)";
 	default: return "fine";
 	}
 }

@@ -98,6 +98,7 @@ static const char *report_errno_text(int e)
 	case EACCES: return "permission denied";
 	case EPERM: return "not a regular file of ours on a real file system (refused)";
 	case ELOOP: return "is a symbolic link (refused)";
+	case ENOLINK: return "goes through a symbolic link another user made in a shared directory (refused)";
 	case EISDIR: return "is a directory";
 	case ENOSPC: return "no space left on device";
 	case EDQUOT: return "disk quota exceeded";
@@ -437,6 +438,7 @@ static int deliver(const char *path, int json)
 static void report_to_file(void)
 {
 	static char path[PATH_MAX + 64];
+	static struct path_walk walk;
 	struct sbuf sb;
 	size_t n;
 	int fd, json;
@@ -450,7 +452,7 @@ static void report_to_file(void)
 	}
 	n = strlen(path);
 	json = n > 5 && !strcmp(path + n - 5, ".json");
-	fd = os_open_report(path);
+	fd = os_open_report(path, &walk);
 	if (fd < 0 && errno != EEXIST && deliver(path, json))
 		return; /* (it could not be a file here: it went to the tool) */
 	if (fd < 0) {

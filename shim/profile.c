@@ -153,6 +153,7 @@ static void site_line(struct sbuf *sb, const struct site *s, int live)
 static int write_file(struct profile_counts *c, uint64_t snap_ns, int live)
 {
 	static char path[4200], tmp[4210], buf[OUT_BUF];
+	static struct path_walk walk;
 	struct sbuf sb, pth;
 	unsigned i;
 	int fd;
@@ -163,7 +164,7 @@ static int write_file(struct profile_counts *c, uint64_t snap_ns, int live)
 	sb_str(&sb, path);
 	sb_str(&sb, snap_ns ? ".snap" : ".tmp");
 	sb_cstr(&sb);
-	fd = pth.trunc || sb.trunc ? -1 : sample_fd_high(os_open_report(tmp));
+	fd = pth.trunc || sb.trunc ? -1 : sample_fd_high(os_open_report(tmp, &walk));
 	if (fd < 0)
 		return -1;
 	sb_init(&sb, buf, sizeof buf, -1);
@@ -206,7 +207,7 @@ static int write_file(struct profile_counts *c, uint64_t snap_ns, int live)
 		sys_unlink(tmp); /* (a short file never replaces a whole one) */
 		return 0;
 	}
-	return os_replace_report(tmp, path);
+	return os_replace_report(tmp, path, &walk);
 }
 
 /* A snapshot, from the reader thread: the file as it would be if the

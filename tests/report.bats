@@ -162,6 +162,64 @@ load helpers
 	rm -rf "$d" "$out"
 }
 
+# helper-34: with fs.protected_symlinks off, a directory symlink that
+# another user made in a sticky shared directory was followed on the way
+# (only the last component was opened O_NOFOLLOW): root's report, bare and
+# under run, went into the directory of nobody's choosing.  Now each
+# component is opened in turn and a link followed only where the kernel's
+# protected_symlinks would (lib/path_walk.c), whatever the setting; the
+# tool's own outputs the same way (open_output).
+@test "a report, a profile and the tool's outputs never go through another user's symlink in a sticky shared directory; root's own link and links elsewhere are followed" {
+	needs_plain_runtime
+	[ "$(id -u)" -eq 0 ] || skip "needs root to plant another user's link"
+	command -v setpriv >/dev/null || skip "needs setpriv"
+	d=$(mktemp -d /tmp/pf-sticky.XXXXXX)
+	chmod 755 "$d"
+	mkdir "$d/stk" "$d/there" "$d/mine"
+	chmod 1777 "$d/stk"
+	chmod 777 "$d/there"
+	setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$d/there" "$d/stk/evil"
+	ln -s "$d/there" "$d/stk/ours"
+	ln -s "$d/there" "$d/mine/link"
+	# the CLI says so before the program starts, and starts nothing
+	run --separate-stderr "$PF" run -o "$d/stk/evil/r.json" -- touch "$d/started"
+	echo "$stderr"
+	[ "$status" -eq 2 ]
+	[ ! -e "$d/started" ]
+	[[ "$stderr" == *"behind a symbolic link another user made in a shared directory"* ]]
+	# the bare shim warns and writes nothing there; the program is as it was
+	LD_PRELOAD="$SHIM_LD" PREFAULT_REPORT="$d/stk/evil/b.json" run --separate-stderr sh -c 'exit 4'
+	[ "$status" -eq 4 ]
+	[[ "$stderr" == *"goes through a symbolic link another user made in a shared directory (refused)"* ]]
+	# a profile, and the tool's own outputs
+	run --separate-stderr "$PF" profile -o "$d/stk/evil/p.json" -- true
+	[ "$status" -ne 0 ]
+	run --separate-stderr "$PF" run --auto -o "$d/stk/evil/l.policy" -- touch "$d/started"
+	[ "$status" -eq 2 ]
+	[ ! -e "$d/started" ]
+	ls -la "$d/there"
+	[ -z "$(ls "$d/there")" ]
+	[ -L "$d/stk/evil" ]
+	# and as the file itself: nobody's link in the sticky directory
+	setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$d/there/t.policy" "$d/stk/t.policy"
+	run --separate-stderr "$PF" run --auto -o "$d/stk/t.policy" -- true
+	[ "$status" -eq 2 ]
+	[ ! -e "$d/there/t.policy" ]
+	# root's own link there, and a link in a directory that is not shared
+	LD_PRELOAD="$SHIM_LD" PREFAULT_REPORT="$d/stk/ours/o.json" sh -c 'exit 0'
+	LD_PRELOAD="$SHIM_LD" PREFAULT_REPORT="$d/mine/link/m.json" sh -c 'exit 0'
+	run --separate-stderr "$PF" run --auto -o "$d/mine/link/a.policy" -- true
+	[ "$status" -eq 0 ]
+	# nobody through nobody's own link: theirs to follow
+	setpriv --reuid=65534 --regid=65534 --clear-groups env LD_PRELOAD="$SHIM_LD" PREFAULT_REPORT="$d/stk/evil/n.json" sh -c 'exit 0'
+	ls -la "$d/there"
+	[ -s "$d/there/o.json" ]
+	[ -s "$d/there/m.json" ]
+	[ -s "$d/there/a.policy" ]
+	[ -s "$d/there/n.json" ]
+	rm -rf "$d"
+}
+
 # ---- issue 14: the report never goes somewhere unsafe, never at the
 # program's expense.
 IOPROBE="$B/probes/ioprobe"

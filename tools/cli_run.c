@@ -21,6 +21,7 @@
 #include "child.h"
 #include "fmt.h"
 #include "learned.h"
+#include "path_walk.h"
 #include "reports.h"
 #include "report_file.h"
 #include <errno.h>
@@ -66,8 +67,16 @@ static int report_there(const char *path, int *was_report)
 	*was_report = 0;
 	if (strchr(path, '%'))
 		return REPORT_OK;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)) < 0)
-		return errno == ELOOP ? REPORT_SYMLINK : REPORT_OK;
+	static struct path_walk w;
+	const char *last;
+	int dfd;
+	if ((dfd = path_walk_dir(&libc_io, (unsigned long)geteuid(), path, &last, &w)) < 0)
+		return errno == ENOLINK ? REPORT_FOREIGN_LINK : REPORT_OK;
+	fd = openat(dfd, last, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	v = errno;
+	close(dfd);
+	if (fd < 0)
+		return v == ELOOP ? REPORT_SYMLINK : REPORT_OK;
 	if (fstat(fd, &st) != 0 || fstatfs(fd, &sf) != 0) {
 		close(fd);
 		return REPORT_OK;

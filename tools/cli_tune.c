@@ -384,7 +384,7 @@ static void policy_header(FILE *f, int nrules)
 
 static int write_result(const char *path)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = open_output(path);
 	int s, n = T.conf.dropped ? 0 : nchosen();
 	if (!f) {
 		progress_say("prefault tune: cannot write %s: %s\n", tty_str(path), strerror(errno));

@@ -20,6 +20,11 @@ void json_string(FILE *f, const char *s);
  * cannot write PATH: why" said, if any write or the close failed (a full
  * disk, /dev/full): a file that is not whole is never reported written. */
 int close_output(FILE *f, const char *path, const char *tool);
+/* Open an output file the user named, as fopen(path, "w") does, but never
+ * through a symlink that another user made in a sticky shared directory
+ * (/tmp), on the way (path_walk.h) or as the file itself: NULL with errno
+ * (EPERM for such a link).  For every file the tool writes for the user. */
+FILE *open_output(const char *path);
 /* Can an output file be written at path when the work is done?  (Asked
  * before a long run, not found out after it; errno says why not.) */
 int output_writable(const char *path);

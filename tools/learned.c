@@ -220,7 +220,7 @@ int learned_write(const char *path, const struct report_set *rs, char *const *cm
 		        err.msg);
 		goto out;
 	}
-	if (!(f = fopen(path, "w"))) {
+	if (!(f = open_output(path))) {
 		fprintf(stderr, "prefault run: cannot write %s: %s\n", tty_str(path), strerror(errno));
 		goto out;
 	}

@@ -76,7 +76,7 @@ static void json_common(FILE *f, const struct profile *p)
 int write_profile_json(const char *path, const struct profile *m, const struct profile *procs, int n, char **cmd,
                        int status)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = open_output(path);
 	int i;
 	if (!f) {
 		perror(path);
@@ -113,7 +113,7 @@ int write_profile_json(const char *path, const struct profile *m, const struct p
 
 int write_folded(const char *path, const struct profile *m)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = open_output(path);
 	size_t i;
 	if (!f) {
 		perror(path);
@@ -169,7 +169,7 @@ void print_profile_counts(FILE *o, const struct profile *m, int nproc, const cha
  * it mapped the program touched.  Heaviest first, up to 16 sites. */
 int write_svg(const char *path, const struct profile *m, char **cmd)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = open_output(path);
 	size_t i, n = m->nsites < 16 ? m->nsites : 16;
 	int w = 960, left = 360, barw = 260, row = 34, top = 70, h = top + (int)(n ? n : 1) * row + 50;
 	uint64_t tot = program_sampled(m) ? program_sampled(m) : 1, maxf = 1;

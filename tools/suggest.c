@@ -68,7 +68,7 @@ int write_suggestion(const char *path, const struct profile *m, char **cmd)
 		free(text);
 		return -1;
 	}
-	f = fopen(path, "w");
+	f = open_output(path);
 	if (!f) {
 		fprintf(stderr, "prefault profile: cannot write %s: %s\n", tty_str(path), strerror(errno));
 		free(text);

@@ -331,7 +331,20 @@ int sys_rename(const char *from, const char *to)
 {
 	return (int)sys6(SC_renameat2, AT_FDCWD, (long)from, AT_FDCWD, (long)to, 0, 0);
 }
-int sys_unlink(const char *path) { return (int)sys6(SC_unlinkat, AT_FDCWD, (long)path, 0, 0, 0, 0); }
+int sys_unlink(const char *path) { return sys_unlinkat(AT_FDCWD, path); }
+int sys_openat(int dfd, const char *path, int flags, int mode)
+{
+	return (int)sys6(SC_openat, dfd, (long)path, flags, mode, 0, 0);
+}
+long sys_readlinkat(int dfd, const char *path, char *buf, size_t n)
+{
+	return sys6(SC_readlinkat, dfd, (long)path, (long)buf, (long)n, 0, 0);
+}
+int sys_renameat(int from_dfd, const char *from, int to_dfd, const char *to)
+{
+	return (int)sys6(SC_renameat2, from_dfd, (long)from, to_dfd, (long)to, 0, 0);
+}
+int sys_unlinkat(int dfd, const char *path) { return (int)sys6(SC_unlinkat, dfd, (long)path, 0, 0, 0, 0); }
 long sys_getcwd(char *buf, size_t n)
 {
 	/* The kernel's length counts the NUL. */
@@ -347,7 +360,8 @@ int sys_sched_yield(void) { return (int)sys6(SC_sched_yield, 0, 0, 0, 0, 0, 0); 
 int sys_nanosleep(const struct timespec *ts) { return (int)sys6(SC_nanosleep, (long)ts, 0, 0, 0, 0, 0); }
 /* lib/io.h: lib's file calls, as the shim makes them */
 static int io_open(const char *path, int flags) { return sys_open(path, flags, 0); }
-const struct io glue_io = { io_open, sys_read, sys_write, sys_close, sys_fstat };
+static int io_openat(int dfd, const char *path, int flags) { return sys_openat(dfd, path, flags, 0); }
+const struct io glue_io = { io_open, sys_read, sys_write, sys_close, sys_fstat, io_openat, sys_readlinkat };
 
 #define KSIGSET 8 /* the kernel's sigset: 64 signals */
 int sys_sigprocmask(int how, const sigset_t *set, sigset_t *old)

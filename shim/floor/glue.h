@@ -191,6 +191,12 @@ long sys_readlink(const char *path, char *buf, size_t n);
 /* rename(2) and unlink(2), relative to the working directory. */
 int sys_rename(const char *from, const char *to);
 int sys_unlink(const char *path);
+/* The same relative to a directory's descriptor (AT_FDCWD: the working
+ * directory); readlinkat with "" reads the link an O_PATH fd is open on. */
+int sys_openat(int dfd, const char *path, int flags, int mode);
+long sys_readlinkat(int dfd, const char *path, char *buf, size_t n);
+int sys_renameat(int from_dfd, const char *from, int to_dfd, const char *to);
+int sys_unlinkat(int dfd, const char *path);
 /* The working directory into buf; its length, or -1. */
 long sys_getcwd(char *buf, size_t n);
 int sys_getrlimit(int resource, struct rlimit *rl);

@@ -3,6 +3,7 @@
 #include "os.h"
 #include "fork.h"
 #include "glue.h"
+#include "path_walk.h"
 #include "report_file.h"
 #include <elf.h>
 #include <errno.h>
@@ -527,21 +528,28 @@ static int replaceable(int fd, struct stat *st)
 	return -1;
 }
 
-int os_open_report(const char *path)
+int os_open_report(const char *path, struct path_walk *w)
 {
 	struct stat st;
-	int fd = sys_open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	const char *last;
+	int dfd = path_walk_dir(&glue_io, (unsigned long)sys_geteuid(), path, &last, w), fd, e;
+	if (dfd < 0)
+		return -1;
+	fd = sys_openat(dfd, last, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	e = errno;
+	sys_close(dfd);
+	errno = e;
 	if (fd < 0)
 		return -1;
 	if (replaceable(fd, &st) != 0) {
-		int e = errno;
+		e = errno;
 		sys_close(fd);
 		errno = e;
 		return -1;
 	}
 	/* (A file we just made is empty: ftruncate costs a journal entry.) */
 	if (st.st_size != 0 && sys_ftruncate(fd, 0) != 0) {
-		int e = errno;
+		e = errno;
 		sys_close(fd);
 		errno = e;
 		return -1;
@@ -549,10 +557,20 @@ int os_open_report(const char *path)
 	return fd;
 }
 
-int os_replace_report(const char *tmp, const char *path)
+/* (tmp is in path's directory: path with a suffix, as its callers make it) */
+int os_replace_report(const char *tmp, const char *path, struct path_walk *w)
 {
 	struct stat st;
-	int fd = sys_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0), e;
+	const char *last, *tmp_last = strrchr(tmp, '/');
+	int dfd = path_walk_dir(&glue_io, (unsigned long)sys_geteuid(), path, &last, w), fd, e;
+	tmp_last = tmp_last ? tmp_last + 1 : tmp;
+	if (dfd < 0) {
+		e = errno;
+		sys_unlink(tmp);
+		errno = e;
+		return -1;
+	}
+	fd = sys_openat(dfd, last, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
 	if (fd >= 0) {
 		int ok = replaceable(fd, &st) == 0;
 		e = errno;
@@ -563,11 +581,14 @@ int os_replace_report(const char *tmp, const char *path)
 		e = errno == ELOOP ? EPERM : errno;
 		goto refuse;
 	}
-	if (sys_rename(tmp, path) == 0)
+	if (sys_renameat(dfd, tmp_last, dfd, last) == 0) {
+		sys_close(dfd);
 		return 0;
+	}
 	e = errno;
 refuse:
-	sys_unlink(tmp);
+	sys_unlinkat(dfd, tmp_last);
+	sys_close(dfd);
 	errno = e;
 	return -1;
 }

@@ -6,6 +6,7 @@
  * bytes on the caller's stack (the shim may run on a 16 KiB thread stack). */
 #ifndef PREFAULT_OS_H
 #define PREFAULT_OS_H
+#include "path_walk.h"
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,17 +96,18 @@ void os_atfork(int who);
 uint64_t os_cgroup_room(void);
 
 /* Open a report file for writing, mode 0600, without following a symlink
- * in its last component, and only if it is (or becomes) a regular file of
- * ours with one link on a real file system (never /proc, sysfs, a FIFO or a
- * device), empty or an earlier prefault report or profile (never a file of
- * the user's).  Returns an fd or -1 with errno set (EPERM: refused; EEXIST:
- * a file that is not a report). */
-int os_open_report(const char *path);
+ * in its last component, nor on the way one that another user planted in
+ * a sticky shared directory (report_link_ok), and only if it is (or
+ * becomes) a regular file of ours with one link on a real file system
+ * (never /proc, sysfs, a FIFO or a device), empty or an earlier prefault
+ * report or profile (never a file of the user's).  Returns an fd or -1 with
+ * errno set (EPERM: refused; EEXIST: a file that is not a report). */
+int os_open_report(const char *path, struct path_walk *w);
 /* Put the file tmp (made with os_open_report and written) in the place of
  * path, whole, by rename: only if path is absent or would be accepted by
  * os_open_report (a symlink there is refused, never followed or replaced).
  * 0, or -1 with errno (tmp is then removed). */
-int os_replace_report(const char *tmp, const char *path);
+int os_replace_report(const char *tmp, const char *path, struct path_walk *w);
 /* Nonzero for a set-user-ID / set-group-ID / capability-raising exec. */
 int os_secure(void);
 

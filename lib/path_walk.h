@@ -1,0 +1,119 @@
+/* path_walk.h: the directory a file's path ends in, reached with no
+ * symlink followed by the kernel: each link on the way is read and
+ * followed here, and only where report_link_ok (report_file.h) allows, so
+ * that another user's link planted in a sticky shared directory (/tmp,
+ * /dev/shm) never sends a report, a profile or an output of the tool into
+ * a directory of the link's choosing, whatever fs.protected_symlinks says
+ * (helper-34: root's report written through nobody's link in a sticky
+ * directory).  What is checked is what is used: every component is opened
+ * (O_PATH) relative to the one before, nothing looked up by name twice.
+ * Pure, and all here (a header, as report_file.h: the shim's floor and
+ * the tool both call it, and lib's modules sit above the floor): the
+ * caller's file calls (io.h). */
+#ifndef PREFAULT_PATH_WALK_H
+#define PREFAULT_PATH_WALK_H
+#include "io.h"
+#include "report_file.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Scratch: the caller's own (a path may be PATH_MAX long; an exit's stack
+ * may be a signal handler's small one). */
+struct path_walk {
+	char rest[PATH_MAX];
+	char link[PATH_MAX];
+};
+
+/* The directory path's last component is in, opened with O_PATH (close it
+ * with io->close); *last: that component, in path.  euid: the writer's.
+ * -1 with errno: ENOLINK a link refused (no call fails so: the callers
+ * say it in their words), ELOOP more than 40 links, EISDIR a path ending
+ * in '/', ENAMETOOLONG, or the failing call's. */
+#define WALK_LINKS 40
+static inline int path_walk_dir(const struct io *io, unsigned long euid, const char *path, const char **last,
+                                struct path_walk *w)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0, len;
+	int dfd, links = 0, e;
+	char *pos;
+	*last = slash ? slash + 1 : path;
+	if (!**last) {
+		errno = EISDIR;
+		return -1;
+	}
+	if (n >= sizeof w->rest) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(w->rest, path, n);
+	w->rest[n] = '\0';
+	dfd = io->open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	pos = w->rest;
+	while (dfd >= 0) {
+		struct stat ds, ls;
+		char *c, *end;
+		int nfd;
+		while (*pos == '/')
+			pos++;
+		if (!*pos)
+			return dfd;
+		c = pos;
+		end = strchr(c, '/');
+		pos = end ? end + 1 : c + strlen(c);
+		if (end)
+			*end = '\0';
+		if (!strcmp(c, "."))
+			continue;
+		nfd = io->openat(dfd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 || io->fstat(nfd, &ls) != 0)
+			goto fail;
+		if (S_ISDIR(ls.st_mode)) {
+			io->close(dfd);
+			dfd = nfd;
+			continue;
+		}
+		if (!S_ISLNK(ls.st_mode)) {
+			errno = ENOTDIR;
+			goto fail;
+		}
+		if (io->fstat(dfd, &ds) != 0)
+			goto fail;
+		if (!report_link_ok(&ds, &ls, euid) || ++links > WALK_LINKS) {
+			errno = links > WALK_LINKS ? ELOOP : ENOLINK;
+			goto fail;
+		}
+		/* the link's text, then what was left after it */
+		{
+			long k = io->readlinkat(nfd, "", w->link, sizeof w->link);
+			io->close(nfd);
+			nfd = -1;
+			len = strlen(pos);
+			if (k <= 0 || (size_t)k + 1 + len >= sizeof w->rest) {
+				errno = k < 0 ? errno : k == 0 ? EINVAL : ENAMETOOLONG;
+				goto fail;
+			}
+			memmove(w->rest + k + 1, pos, len + 1);
+			memcpy(w->rest, w->link, (size_t)k);
+			w->rest[k] = '/';
+			pos = w->rest;
+			if (w->link[0] == '/') {
+				io->close(dfd);
+				dfd = io->open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			}
+		}
+		continue;
+	fail:
+		e = errno;
+		if (nfd >= 0)
+			io->close(nfd);
+		io->close(dfd);
+		errno = e;
+		return -1;
+	}
+	return -1;
+}
+#endif
