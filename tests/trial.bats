@@ -236,3 +236,15 @@ load helpers
 	[ -z "$output" ]
 	[[ "$stderr" == "prefault bench: a "*" buffer does not fit: MemAvailable is "* ]]
 }
+
+# helper-34: every run reads /dev/null, and input piped to trial was timed
+# unread with nothing said (a filter measured doing nothing).
+@test "trial: input piped to it is said not to reach the program (every run reads /dev/null); none said with no input" {
+	run --separate-stderr bash -c "seq 1 1000 | '$PF' trial -n 1 -p observe -- sh -c 'wc -c > \"$BATS_TEST_TMPDIR/n\"'"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"the program reads /dev/null in every run, not this input"* ]]
+	[ "$(cat "$BATS_TEST_TMPDIR/n")" -eq 0 ]
+	run --separate-stderr "$PF" trial -n 1 -p observe -- true </dev/null
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *"/dev/null in every run"* ]]
+}

@@ -33,6 +33,18 @@ int compare_open(struct compare *c, char **cmd, const char *tool)
 		        tool);
 		return -1;
 	}
+	/* Every run reads /dev/null (runs cannot share one input): input piped
+	 * or redirected to the tool would be timed unread, so it is said
+	 * (helper-34: a filter timed doing nothing, and a verdict). */
+	{
+		struct stat st;
+		if (fstat(0, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+		                           (S_ISREG(st.st_mode) && st.st_size > 0)))
+			fprintf(stderr,
+			        "%s: the program reads /dev/null in every run, not this input (runs cannot share one): "
+			        "name its input file on its command line\n",
+			        tool);
+	}
 	/* dir/stderr: the program's stderr of the last run (on disk: it can be
 	 * large); repdir: its reports (in memory where we can: each run's
 	 * report would otherwise cost the shim's side a file on disk). */
