@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 struct stat;
+struct statfs;
 struct io {
 	int (*open)(const char *path, int flags);
 	long (*read)(int fd, void *buf, size_t n);
@@ -20,5 +21,6 @@ struct io {
 	/* relative to a directory's descriptor (path_walk.c) */
 	int (*openat)(int dfd, const char *path, int flags);
 	long (*readlinkat)(int dfd, const char *path, char *buf, size_t n);
+	int (*fstatfs)(int fd, struct statfs *st);
 };
 #endif

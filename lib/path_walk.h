@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 /* Scratch: the caller's own (a path may be PATH_MAX long; an exit's stack
  * may be a signal handler's small one). */
@@ -55,6 +56,7 @@ static inline int path_walk_dir(const struct io *io, unsigned long euid, const c
 	pos = w->rest;
 	while (dfd >= 0) {
 		struct stat ds, ls;
+		struct statfs fs;
 		char *c, *end;
 		int nfd;
 		while (*pos == '/')
@@ -68,23 +70,39 @@ static inline int path_walk_dir(const struct io *io, unsigned long euid, const c
 			*end = '\0';
 		if (!strcmp(c, "."))
 			continue;
-		nfd = io->openat(dfd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (nfd < 0 || io->fstat(nfd, &ls) != 0)
-			goto fail;
-		if (S_ISDIR(ls.st_mode)) {
+		/* (O_DIRECTORY: an automount on the way is triggered, as open does) */
+		nfd = io->openat(dfd, c, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		if (nfd >= 0) {
 			io->close(dfd);
 			dfd = nfd;
 			continue;
 		}
+		if (errno != ENOTDIR)
+			goto fail;
+		nfd = io->openat(dfd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 || io->fstat(nfd, &ls) != 0)
+			goto fail;
 		if (!S_ISLNK(ls.st_mode)) {
 			errno = ENOTDIR;
 			goto fail;
 		}
-		if (io->fstat(dfd, &ds) != 0)
+		if (io->fstat(dfd, &ds) != 0 || io->fstatfs(dfd, &fs) != 0)
 			goto fail;
 		if (!report_link_ok(&ds, &ls, euid) || ++links > WALK_LINKS) {
 			errno = links > WALK_LINKS ? ELOOP : ENOLINK;
 			goto fail;
+		}
+		/* /proc's links (/proc/self/fd/3, /proc/PID/root) name an open
+		 * object, not a path: the kernel follows them, as it would (there
+		 * is no sticky directory in /proc). */
+		if (fs.f_type == PROC_SUPER_MAGIC) {
+			io->close(nfd);
+			nfd = io->openat(dfd, c, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (nfd < 0)
+				goto fail;
+			io->close(dfd);
+			dfd = nfd;
+			continue;
 		}
 		/* the link's text, then what was left after it */
 		{
@@ -93,7 +111,7 @@ static inline int path_walk_dir(const struct io *io, unsigned long euid, const c
 			nfd = -1;
 			len = strlen(pos);
 			if (k <= 0 || (size_t)k + 1 + len >= sizeof w->rest) {
-				errno = k < 0 ? errno : k == 0 ? EINVAL : ENAMETOOLONG;
+				errno = k < 0 ? errno : k == 0 ? ENOENT : ENAMETOOLONG;
 				goto fail;
 			}
 			memmove(w->rest + k + 1, pos, len + 1);

@@ -97,7 +97,7 @@ static const char *report_errno_text(int e)
 	case ENOENT: return "no such file or directory";
 	case EACCES: return "permission denied";
 	case EPERM: return "not a regular file of ours on a real file system (refused)";
-	case ELOOP: return "is a symbolic link (refused)";
+	case ELOOP: return "is a symbolic link (refused), or the path has a loop of them";
 	case ENOLINK: return "goes through a symbolic link another user made in a shared directory (refused)";
 	case EISDIR: return "is a directory";
 	case ENOSPC: return "no space left on device";

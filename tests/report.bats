@@ -205,6 +205,21 @@ load helpers
 	run --separate-stderr "$PF" run --auto -o "$d/stk/t.policy" -- true
 	[ "$status" -eq 2 ]
 	[ ! -e "$d/there/t.policy" ]
+	# root's own link whose text goes through nobody's (helper-35: the
+	# kernel followed it whole), said before the program starts
+	echo precious >"$d/there/v.policy"
+	ln -s "$d/stk/evil/v.policy" "$d/mine/out.policy"
+	run --separate-stderr "$PF" run --auto -o "$d/mine/out.policy" -- touch "$d/started"
+	[ "$status" -eq 2 ]
+	[ ! -e "$d/started" ]
+	[ "$(cat "$d/there/v.policy")" = precious ]
+	rm "$d/there/v.policy"
+	# a link of ours to a file not made yet: made, as fopen makes it
+	ln -s target.policy "$d/mine/dangle.policy"
+	(cd "$d/mine" && "$PF" run --auto -o dangle.policy -- true)
+	[ -s "$d/mine/target.policy" ]
+	# /proc's links name an open file or directory: the kernel's to follow
+	"$PF" run --auto -o /dev/stdout -- true 2>/dev/null | grep -q "^# Learned by 'prefault run --auto'"
 	# root's own link there, and a link in a directory that is not shared
 	LD_PRELOAD="$SHIM_LD" PREFAULT_REPORT="$d/stk/ours/o.json" sh -c 'exit 0'
 	LD_PRELOAD="$SHIM_LD" PREFAULT_REPORT="$d/mine/link/m.json" sh -c 'exit 0'

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 void human_size(char *out, size_t cap, uint64_t v)
@@ -68,55 +69,86 @@ static int last_link_refused(int dfd, const char *last)
 	return fstat(dfd, &ds) != 0 || !report_link_ok(&ds, &ls, (unsigned long)geteuid());
 }
 
-/* open_output's refusals, asked before a long run (output_writable). */
-static int output_refused(const char *path)
-{
-	static struct path_walk w;
-	const char *last;
-	int dfd = path_walk_dir(&libc_io, (unsigned long)geteuid(), path, &last, &w), bad;
-	if (dfd < 0)
-		return errno == ENOLINK; /* (other failures: access() says them) */
-	bad = last_link_refused(dfd, last);
-	close(dfd);
-	return bad;
-}
-
 /* Made anew where nothing is there (O_EXCL: a link planted after a look
- * cannot be followed); else a link is followed only if report_link_ok
- * allows it (one another user made in a sticky directory cannot be
- * replaced by them, and one of theirs is refused), and a file that is not
- * a link is opened with O_NOFOLLOW (replaced by a link meanwhile: ELOOP). */
-FILE *open_output(const char *path)
+ * cannot be followed); a file that is there and is not a link opened
+ * with O_NOFOLLOW (replaced by a link meanwhile: ELOOP); a link followed
+ * as path_walk follows one on the way (helper-35: the kernel following
+ * the user's own link went through another user's on the way of its
+ * text), its target made if it is not there, as fopen makes it; /proc's
+ * links (/dev/stdout) by the kernel, as they name an open file. */
+/* The descriptor, or with check the file looked at and not opened: 0
+ * where open_output would go on to open it, or a fd.  -1 with errno. */
+static int output_fd(const char *path, int check)
 {
 	static struct path_walk w;
+	static char cur[PATH_MAX], next[PATH_MAX];
+	const int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY;
 	const char *last;
-	int dfd = path_walk_dir(&libc_io, (unsigned long)geteuid(), path, &last, &w), fd, e, flags;
-	FILE *f;
-	if (dfd < 0) {
-		if (errno == ENOLINK)
-			errno = EPERM;
-		return NULL;
+	int links = 0, dfd, fd, e;
+	if (strlen(path) >= sizeof cur) {
+		errno = ENAMETOOLONG;
+		return -1;
 	}
-	flags = O_WRONLY | O_CLOEXEC | O_NOCTTY;
-	fd = openat(dfd, last, flags | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
-	if (fd < 0 && errno == EEXIST) {
+	strcpy(cur, path);
+	for (;;) {
 		struct stat ls;
-		int link = fstatat(dfd, last, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode);
-		if (link && last_link_refused(dfd, last)) {
-			close(dfd);
-			errno = EPERM;
-			return NULL;
+		struct statfs fs;
+		long k;
+		dfd = path_walk_dir(&libc_io, (unsigned long)geteuid(), cur, &last, &w);
+		if (dfd < 0) {
+			if (errno == ENOLINK)
+				errno = EPERM;
+			return -1;
 		}
-		fd = openat(dfd, last, flags | O_TRUNC | (link ? 0 : O_NOFOLLOW));
+		if (check) {
+			fd = fstatat(dfd, last, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode) ? -1 : 0;
+			errno = EEXIST;
+		} else {
+			fd = openat(dfd, last, flags | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
+		}
+		if (fd >= 0 || errno != EEXIST)
+			break;
+		if (fstatat(dfd, last, &ls, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(ls.st_mode)) {
+			fd = openat(dfd, last, flags | O_TRUNC | O_NOFOLLOW);
+			break;
+		}
+		if (last_link_refused(dfd, last) || ++links > 40) {
+			close(dfd);
+			errno = links > 40 ? ELOOP : EPERM;
+			return -1;
+		}
+		if (fstatfs(dfd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
+			fd = check ? 0 : openat(dfd, last, flags | O_TRUNC);
+			break;
+		}
+		k = readlinkat(dfd, last, next, sizeof next);
+		e = k < 0 ? errno : k == 0 ? ENOENT : ENAMETOOLONG;
+		close(dfd);
+		if (k <= 0 || (size_t)k >= sizeof next ||
+		    (next[0] != '/' && (size_t)(last - cur) + (size_t)k >= sizeof cur)) {
+			errno = k > 0 && (size_t)k < sizeof next ? ENAMETOOLONG : e;
+			return -1;
+		}
+		next[k] = '\0';
+		/* (relative: to the link's directory, cur's part before last) */
+		memcpy(next[0] == '/' ? cur : cur + (last - cur), next, (size_t)k + 1);
 	}
 	e = errno;
 	close(dfd);
+	errno = e;
+	return fd;
+}
+
+FILE *open_output(const char *path)
+{
+	int fd = output_fd(path, 0), e;
+	FILE *f;
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		if (fd >= 0) {
 			e = errno;
 			close(fd);
+			errno = e;
 		}
-		errno = e;
 		return NULL;
 	}
 	return f;
@@ -126,10 +158,9 @@ int output_writable(const char *path)
 {
 	char dir[4096];
 	const char *slash = strrchr(path, '/');
-	if (output_refused(path)) {
-		errno = EPERM;
+	/* (open_output's refusals, said before a long run) */
+	if (output_fd(path, 1) < 0 && (errno == EPERM || errno == ELOOP))
 		return 0;
-	}
 	if (access(path, F_OK) == 0)
 		return access(path, W_OK) == 0;
 	if (!slash)

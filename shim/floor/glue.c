@@ -361,7 +361,7 @@ int sys_nanosleep(const struct timespec *ts) { return (int)sys6(SC_nanosleep, (l
 /* lib/io.h: lib's file calls, as the shim makes them */
 static int io_open(const char *path, int flags) { return sys_open(path, flags, 0); }
 static int io_openat(int dfd, const char *path, int flags) { return sys_openat(dfd, path, flags, 0); }
-const struct io glue_io = { io_open, sys_read, sys_write, sys_close, sys_fstat, io_openat, sys_readlinkat };
+const struct io glue_io = { io_open, sys_read, sys_write, sys_close, sys_fstat, io_openat, sys_readlinkat, sys_fstatfs };
 
 #define KSIGSET 8 /* the kernel's sigset: 64 signals */
 int sys_sigprocmask(int how, const sigset_t *set, sigset_t *old)
