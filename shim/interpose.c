@@ -389,18 +389,16 @@ EXPORT int setns(int fd, int nstype)
  * memory exists: these wrappers carry no instrumentation, start nothing of
  * ours (before the shim is on there is nothing kept to give back), and
  * until the next definitions are known they make the system call. */
-#define EARLY __attribute__((no_sanitize("address", "thread", "undefined")))
-
-EARLY static inline int limits_watched(void)
+UNSANITIZED static inline int limits_watched(void)
 {
 	return __atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_ON && shim_guard == 0;
 }
 
-EARLY static inline void *next_of(enum entry e) { return __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED); }
+UNSANITIZED static inline void *next_of(enum entry e) { return __atomic_load_n(&glue_next[e], __ATOMIC_RELAXED); }
 
 /* Before the program's change (kept regions go back first), and after it
  * (the shim keeps what it knows of the limits: recycle never asks per call). */
-EARLY static int limit_before(enum entry e, pid_t pid, int resource, const void *new)
+UNSANITIZED static int limit_before(enum entry e, pid_t pid, int resource, const void *new)
 {
 	if (!new || !limits_watched() || (pid != 0 && pid != sys_getpid()))
 		return 0;
@@ -409,7 +407,7 @@ EARLY static int limit_before(enum entry e, pid_t pid, int resource, const void 
 	return 1;
 }
 
-EARLY static int limit_after(int watched, int resource, int rc)
+UNSANITIZED static int limit_after(int watched, int resource, int rc)
 {
 	if (watched && rc == 0) {
 		int err = errno;
@@ -419,7 +417,7 @@ EARLY static int limit_after(int watched, int resource, int rc)
 	return rc;
 }
 
-EARLY EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl)
+UNSANITIZED EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl)
 {
 	__typeof__(setrlimit) *f = next_of(E_setrlimit);
 	int w = limit_before(E_setrlimit, 0, (int)resource, rl);
@@ -427,7 +425,7 @@ EARLY EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl
 	                   f ? f(resource, rl) : (int)sys_call(SYS_prlimit64, 0, (long)resource, (long)rl, 0, 0, 0));
 }
 
-EARLY EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rl)
+UNSANITIZED EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rl)
 {
 	__typeof__(setrlimit64) *f = next_of(E_setrlimit64);
 	int w = limit_before(E_setrlimit64, 0, (int)resource, rl);
@@ -435,7 +433,7 @@ EARLY EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64
 	                   f ? f(resource, rl) : (int)sys_call(SYS_prlimit64, 0, (long)resource, (long)rl, 0, 0, 0));
 }
 
-EARLY EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, struct rlimit *old)
+UNSANITIZED EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, struct rlimit *old)
 {
 	__typeof__(prlimit) *f = next_of(E_prlimit);
 	int w = limit_before(E_prlimit, pid, (int)resource, new);
@@ -444,7 +442,7 @@ EARLY EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct r
 	                     : (int)sys_call(SYS_prlimit64, (long)pid, (long)resource, (long)new, (long)old, 0, 0));
 }
 
-EARLY EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *new, struct rlimit64 *old)
+UNSANITIZED EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *new, struct rlimit64 *old)
 {
 	__typeof__(prlimit64) *f = next_of(E_prlimit64);
 	int w = limit_before(E_prlimit64, pid, (int)resource, new);
@@ -614,7 +612,7 @@ EXPORT pid_t _Fork(void)
 
 /* A seccomp filter: from then on a system call the program did not make may
  * kill it, so the shim reports now and then only passes calls through. */
-EARLY EXPORT int prctl(int option, ...)
+UNSANITIZED EXPORT int prctl(int option, ...)
 {
 	__typeof__(prctl) *f = next_of(E_prctl);
 	unsigned long a[4];
@@ -739,7 +737,7 @@ static int memory_call(long n, const long *a, const void *ret, long *r)
  * clone3's flags are read after the call: the kernel has read them, so
  * the pointer is good.  A child sharing our memory (CLONE_VM) is left
  * alone: what it would change is ours too. */
-EARLY static long __attribute__((noinline)) raw_clone(long (*f)(long, ...), long n, const long *a)
+UNSANITIZED static long __attribute__((noinline)) raw_clone(long (*f)(long, ...), long n, const long *a)
 {
 	long r = likely(f != NULL) ? f(n, a[0], a[1], a[2], a[3], a[4], a[5]) : glue_syscall6(n, a);
 	if (r == 0) {
@@ -751,7 +749,7 @@ EARLY static long __attribute__((noinline)) raw_clone(long (*f)(long, ...), long
 }
 
 /* A raw memory call under the guard (see nested()): made, and noted. */
-EARLY static long __attribute__((noinline)) nested_syscall(long (*f)(long, ...), long n, const long *a)
+UNSANITIZED static long __attribute__((noinline)) nested_syscall(long (*f)(long, ...), long n, const long *a)
 {
 	long r = likely(f != NULL) ? f(n, a[0], a[1], a[2], a[3], a[4], a[5]) : glue_syscall6(n, a);
 	int err = errno;
@@ -776,7 +774,7 @@ EARLY static long __attribute__((noinline)) nested_syscall(long (*f)(long, ...),
 	return r;
 }
 
-EARLY EXPORT long syscall(long number, ...)
+UNSANITIZED EXPORT long syscall(long number, ...)
 {
 	long (*f)(long, ...) = next_of(E_syscall);
 	long a[6], r;
@@ -984,14 +982,9 @@ EXPORT void *pvalloc(size_t size) { return wrap_valloc(E_pvalloc, size, RET); }
 /* ---- exit without destructors ---- */
 
 /* A signal handler may end its process here (a fork child's _exit while
- * its parent thread was inside the allocator): under ASan a call to a
- * noreturn function is instrumented with __asan_handle_no_return, which
- * asks glibc for the thread's stack (pthread_getattr_np mallocs) and waits
- * forever on the allocator lock the interrupted thread held.  The exits
- * carry no instrumentation, as the plain build has none. */
-#define LAST __attribute__((no_sanitize("address", "thread", "undefined")))
-
-LAST static void __attribute__((noreturn)) leave(enum entry e, int status)
+ * its parent thread was inside the allocator): the exits carry no
+ * sanitizer instrumentation (UNSANITIZED says why). */
+UNSANITIZED static void __attribute__((noreturn)) leave(enum entry e, int status)
 {
 	void (*f)(int);
 	shim_report();
@@ -1001,5 +994,5 @@ LAST static void __attribute__((noreturn)) leave(enum entry e, int status)
 	sys_exit_group(status);
 }
 
-LAST EXPORT void _exit(int status) { leave(E__exit, status); }
-LAST EXPORT void _Exit(int status) { leave(E__Exit, status); }
+UNSANITIZED EXPORT void _exit(int status) { leave(E__exit, status); }
+UNSANITIZED EXPORT void _Exit(int status) { leave(E__Exit, status); }

@@ -688,8 +688,7 @@ void regions_atfork(int who)
 }
 
 /* (the words before a block are the allocator's: a sanitizer's redzone there is no error of ours) */
-__attribute__((no_sanitize("address", "thread", "undefined"))) int block_pages(const void *key, size_t size,
-                                                                              uintptr_t *lo, uintptr_t *hi)
+UNSANITIZED int block_pages(const void *key, size_t size, uintptr_t *lo, uintptr_t *hi)
 {
 	uintptr_t k = (uintptr_t)key;
 	*lo = PAGE_DOWN(k);

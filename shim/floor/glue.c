@@ -123,7 +123,7 @@ void glue_init(void)
 /* The kernel, directly: the shim exports its own syscall() (to see a
  * program install a seccomp filter), so its own raw calls must not go
  * through the symbol.  Returns like syscall(2): -1 with errno set. */
-__attribute__((no_sanitize("address", "thread", "undefined"))) long glue_syscall6(long n, const long *a)
+UNSANITIZED long glue_syscall6(long n, const long *a)
 {
 	long r;
 #if defined(__x86_64__)
@@ -158,7 +158,7 @@ __attribute__((no_sanitize("address", "thread", "undefined"))) long glue_syscall
 
 /* (Uninstrumented: the wrappers of calls a sanitizer's runtime makes while
  * it starts, before its shadow memory exists, fall back to it.) */
-__attribute__((no_sanitize("address", "thread", "undefined"))) long sys_call(long n, long a0, long a1, long a2,
+UNSANITIZED long sys_call(long n, long a0, long a1, long a2,
                                                                              long a3, long a4, long a5)
 {
 	long a[6] = { a0, a1, a2, a3, a4, a5 };

@@ -36,6 +36,13 @@
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
+/* No sanitizer instrumentation: for code that runs before a sanitizer's
+ * shadow memory exists (limits set while its runtime starts), that makes
+ * the raw system call, that reads the allocator's words before a block,
+ * or that may end a fork child whose parent's thread held the sanitizer
+ * allocator's lock (ASan instruments a noreturn call with a stack query
+ * that mallocs).  The plain build is the same with or without it. */
+#define UNSANITIZED __attribute__((no_sanitize("address", "thread", "undefined")))
 
 /* Kernel 5.14 added these; older headers lack them. */
 #ifndef MADV_POPULATE_READ
