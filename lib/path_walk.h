@@ -28,12 +28,43 @@ struct path_walk {
 	char link[PATH_MAX];
 };
 
+/* One link met in the walk: nfd (opened O_PATH | O_NOFOLLOW, its stat ls)
+ * in the directory dfd.  Its text in w->link, its length returned; 0 for a
+ * link of /proc's (/proc/self/fd/3, /proc/PID/root: they name an open
+ * object, not a path, and the kernel follows them, as it would: there is
+ * no sticky directory in /proc); -1 with errno: ENOLINK refused
+ * (report_link_ok), ELOOP past WALK_LINKS links (*links counts them),
+ * ENOENT an empty link, ENAMETOOLONG, or the failing call's.  The text is
+ * read from nfd, the link whose owner was checked, not looked up again. */
+#define WALK_LINKS 40
+static inline long path_walk_link(const struct io *io, unsigned long euid, int dfd, int nfd,
+                                  const struct stat *ls, int *links, struct path_walk *w)
+{
+	struct stat ds;
+	struct statfs fs;
+	long k;
+	if (io->fstat(dfd, &ds) != 0 || io->fstatfs(dfd, &fs) != 0)
+		return -1;
+	if (!report_link_ok(&ds, ls, euid) || ++*links > WALK_LINKS) {
+		errno = *links > WALK_LINKS ? ELOOP : ENOLINK;
+		return -1;
+	}
+	if (fs.f_type == PROC_SUPER_MAGIC)
+		return 0;
+	k = io->readlinkat(nfd, "", w->link, sizeof w->link);
+	if (k <= 0 || (size_t)k >= sizeof w->link) {
+		errno = k < 0 ? errno : k == 0 ? ENOENT : ENAMETOOLONG;
+		return -1;
+	}
+	w->link[k] = '\0';
+	return k;
+}
+
 /* The directory path's last component is in, opened with O_PATH (close it
  * with io->close); *last: that component, in path.  euid: the writer's.
  * -1 with errno: ENOLINK a link refused (no call fails so: the callers
  * say it in their words), ELOOP more than 40 links, EISDIR a path ending
  * in '/', ENAMETOOLONG, or the failing call's. */
-#define WALK_LINKS 40
 static inline int path_walk_dir(const struct io *io, unsigned long euid, const char *path, const char **last,
                                 struct path_walk *w)
 {
@@ -55,8 +86,7 @@ static inline int path_walk_dir(const struct io *io, unsigned long euid, const c
 	dfd = io->open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	pos = w->rest;
 	while (dfd >= 0) {
-		struct stat ds, ls;
-		struct statfs fs;
+		struct stat ls;
 		char *c, *end;
 		int nfd;
 		while (*pos == '/')
@@ -86,32 +116,25 @@ static inline int path_walk_dir(const struct io *io, unsigned long euid, const c
 			errno = ENOTDIR;
 			goto fail;
 		}
-		if (io->fstat(dfd, &ds) != 0 || io->fstatfs(dfd, &fs) != 0)
-			goto fail;
-		if (!report_link_ok(&ds, &ls, euid) || ++links > WALK_LINKS) {
-			errno = links > WALK_LINKS ? ELOOP : ENOLINK;
-			goto fail;
-		}
-		/* /proc's links (/proc/self/fd/3, /proc/PID/root) name an open
-		 * object, not a path: the kernel follows them, as it would (there
-		 * is no sticky directory in /proc). */
-		if (fs.f_type == PROC_SUPER_MAGIC) {
-			io->close(nfd);
-			nfd = io->openat(dfd, c, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (nfd < 0)
-				goto fail;
-			io->close(dfd);
-			dfd = nfd;
-			continue;
-		}
-		/* the link's text, then what was left after it */
 		{
-			long k = io->readlinkat(nfd, "", w->link, sizeof w->link);
+			long k = path_walk_link(io, euid, dfd, nfd, &ls, &links, w);
+			if (k < 0)
+				goto fail;
+			if (k == 0) { /* (/proc's: the kernel follows it) */
+				io->close(nfd);
+				nfd = io->openat(dfd, c, O_PATH | O_DIRECTORY | O_CLOEXEC);
+				if (nfd < 0)
+					goto fail;
+				io->close(dfd);
+				dfd = nfd;
+				continue;
+			}
+			/* the link's text, then what was left after it */
 			io->close(nfd);
 			nfd = -1;
 			len = strlen(pos);
-			if (k <= 0 || (size_t)k + 1 + len >= sizeof w->rest) {
-				errno = k < 0 ? errno : k == 0 ? ENOENT : ENAMETOOLONG;
+			if ((size_t)k + 1 + len >= sizeof w->rest) {
+				errno = ENAMETOOLONG;
 				goto fail;
 			}
 			memmove(w->rest + k + 1, pos, len + 1);

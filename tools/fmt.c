@@ -60,31 +60,24 @@ int close_output(FILE *f, const char *path, const char *tool)
 	return -1;
 }
 
-/* Is last, in the directory dfd, a symlink report_link_ok refuses? */
-static int last_link_refused(int dfd, const char *last)
-{
-	struct stat ds, ls;
-	if (fstatat(dfd, last, &ls, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(ls.st_mode))
-		return 0;
-	return fstat(dfd, &ds) != 0 || !report_link_ok(&ds, &ls, (unsigned long)geteuid());
-}
-
 /* Made anew where nothing is there (O_EXCL: a link planted after a look
  * cannot be followed); a file that is there and is not a link opened
  * with O_NOFOLLOW (replaced by a link meanwhile: ELOOP); a link followed
- * as path_walk follows one on the way (helper-35: the kernel following
- * the user's own link went through another user's on the way of its
- * text), its target made if it is not there, as fopen makes it; /proc's
- * links (/dev/stdout) by the kernel, as they name an open file. */
+ * as path_walk follows one on the way (path_walk_link: helper-35, the
+ * kernel following the user's own link went through another user's on
+ * the way of its text), its target made if it is not there, as fopen
+ * makes it; /proc's links (/dev/stdout) by the kernel, as they name an
+ * open file. */
 /* The descriptor, or with check the file looked at and not opened: 0
- * where open_output would go on to open it, or a fd.  -1 with errno. */
+ * where open_output would go on to open it, or a fd.  -1 with errno
+ * (EPERM: a link refused). */
 static int output_fd(const char *path, int check)
 {
 	static struct path_walk w;
-	static char cur[PATH_MAX], next[PATH_MAX];
+	static char cur[PATH_MAX];
 	const int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY;
 	const char *last;
-	int links = 0, dfd, fd, e;
+	int links = 0, dfd, fd, nfd, e;
 	if (strlen(path) >= sizeof cur) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -92,7 +85,6 @@ static int output_fd(const char *path, int check)
 	strcpy(cur, path);
 	for (;;) {
 		struct stat ls;
-		struct statfs fs;
 		long k;
 		dfd = path_walk_dir(&libc_io, (unsigned long)geteuid(), cur, &last, &w);
 		if (dfd < 0) {
@@ -100,38 +92,35 @@ static int output_fd(const char *path, int check)
 				errno = EPERM;
 			return -1;
 		}
-		if (check) {
-			fd = fstatat(dfd, last, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode) ? -1 : 0;
-			errno = EEXIST;
-		} else {
+		if (!check) {
 			fd = openat(dfd, last, flags | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
+			if (fd >= 0 || errno != EEXIST)
+				break;
 		}
-		if (fd >= 0 || errno != EEXIST)
+		nfd = openat(dfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 || fstat(nfd, &ls) != 0 || !S_ISLNK(ls.st_mode)) {
+			if (nfd >= 0)
+				close(nfd);
+			/* (there and not a link; with check: not there either) */
+			fd = check ? 0 : openat(dfd, last, flags | O_TRUNC | O_NOFOLLOW);
 			break;
-		if (fstatat(dfd, last, &ls, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(ls.st_mode)) {
-			fd = openat(dfd, last, flags | O_TRUNC | O_NOFOLLOW);
-			break;
 		}
-		if (last_link_refused(dfd, last) || ++links > 40) {
-			close(dfd);
-			errno = links > 40 ? ELOOP : EPERM;
-			return -1;
-		}
-		if (fstatfs(dfd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
+		k = path_walk_link(&libc_io, (unsigned long)geteuid(), dfd, nfd, &ls, &links, &w);
+		close(nfd);
+		if (k == 0) {
 			fd = check ? 0 : openat(dfd, last, flags | O_TRUNC);
 			break;
 		}
-		k = readlinkat(dfd, last, next, sizeof next);
-		e = k < 0 ? errno : k == 0 ? ENOENT : ENAMETOOLONG;
+		e = k < 0 ? (errno == ENOLINK ? EPERM : errno) : 0;
+		/* (relative: to the link's directory, cur's part before last) */
+		if (k > 0 && w.link[0] != '/' && (size_t)(last - cur) + (size_t)k >= sizeof cur)
+			e = ENAMETOOLONG;
 		close(dfd);
-		if (k <= 0 || (size_t)k >= sizeof next ||
-		    (next[0] != '/' && (size_t)(last - cur) + (size_t)k >= sizeof cur)) {
-			errno = k > 0 && (size_t)k < sizeof next ? ENAMETOOLONG : e;
+		if (e) {
+			errno = e;
 			return -1;
 		}
-		next[k] = '\0';
-		/* (relative: to the link's directory, cur's part before last) */
-		memcpy(next[0] == '/' ? cur : cur + (last - cur), next, (size_t)k + 1);
+		memcpy(w.link[0] == '/' ? cur : cur + (last - cur), w.link, (size_t)k + 1);
 	}
 	e = errno;
 	close(dfd);
