@@ -108,6 +108,9 @@ static const char *report_errno_text(int e)
 	case ENOTDIR: return "a component of the path is not a directory";
 	case ENXIO: return "a FIFO or device (refused)";
 	case EIO: return "input/output error";
+	case EMFILE: return "too many open files (the process's limit: writing the report takes one more)";
+	case ENFILE: return "too many open files in the system";
+	case ENOMEM: return "out of memory";
 	default: return "cannot write";
 	}
 }

@@ -521,3 +521,31 @@ many_rules() {
 	[ "$(jget "$BATS_TEST_TMPDIR/e.json" "d['calls']['mmap']")" -eq "$(kv maps "$output")" ]
 	[ "$(jget "$BATS_TEST_TMPDIR/e.json" "d['calls']['munmap']")" -eq "$(kv maps "$output")" ]
 }
+
+# Finding (stop 50): the walk that refuses other users' links (stop 49) holds
+# a directory and the next one open at once; a program that had used all its
+# files but one lost its report, which one open() had written before.
+@test "a program that used all its descriptors but one still gets its report; through a link it is told why not" {
+	needs_plain_runtime
+	d="$BATS_TEST_TMPDIR"
+	ln -s "$d" "$d/lk"
+	fill='ulimit -n 64; i=3; while [ $i -lt 63 ]; do eval "exec $i</dev/null"; i=$((i+1)); done; exec "$@"'
+	run --separate-stderr bash -c "$fill" sh env PREFAULT_REPORT="$d/r.json" PREFAULT_POLICY= LD_PRELOAD="$SHIM_LD" /bin/true
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[ "$(jget "$d/r.json" "d['program']")" = true ]
+	# the scenario: one descriptor was free (ls takes it for the directory it lists)
+	run bash -c "$fill" sh ls /proc/self/fd
+	[ "$(echo "$output" | grep -c '^[0-9]')" -ge 63 ]
+	# a link on the way takes the walk, which needs two: a warning that says so
+	run --separate-stderr bash -c "$fill" sh env PREFAULT_REPORT="$d/lk/r2.json" PREFAULT_POLICY= LD_PRELOAD="$SHIM_LD" /bin/true
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[ ! -e "$d/r2.json" ]
+	[[ "$stderr" == *"too many open files"* ]]
+	# with two free, through the link
+	fill2='ulimit -n 64; i=3; while [ $i -lt 62 ]; do eval "exec $i</dev/null"; i=$((i+1)); done; exec "$@"'
+	run --separate-stderr bash -c "$fill2" sh env PREFAULT_REPORT="$d/lk/r2.json" PREFAULT_POLICY= LD_PRELOAD="$SHIM_LD" /bin/true
+	[ "$status" -eq 0 ]
+	[ "$(jget "$d/r2.json" "d['program']")" = true ]
+}

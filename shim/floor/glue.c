@@ -17,6 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef SYS_openat2
+#define SYS_openat2 437 /* (one number on every architecture: Linux 5.6) */
+#endif
+
 #define PF_NAME(name) #name,
 const char *const entry_names[E_COUNT] = { PF_ENTRIES(PF_NAME) };
 #undef PF_NAME
@@ -335,6 +339,12 @@ int sys_unlink(const char *path) { return sys_unlinkat(AT_FDCWD, path); }
 int sys_openat(int dfd, const char *path, int flags, int mode)
 {
 	return (int)sys6(SC_openat, dfd, (long)path, flags, mode, 0, 0);
+}
+int sys_openat2(int dfd, const char *path, int flags, int mode, uint64_t resolve)
+{
+	/* (struct open_how, linux/openat2.h: its size is its version) */
+	uint64_t how[3] = { (uint64_t)(unsigned)flags, (uint64_t)(unsigned)mode, resolve };
+	return (int)sys6(SC_openat2, dfd, (long)path, (long)how, (long)sizeof how, 0, 0);
 }
 long sys_readlinkat(int dfd, const char *path, char *buf, size_t n)
 {

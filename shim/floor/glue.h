@@ -109,7 +109,8 @@ size_t boot_size(const void *p);
 	X(prlimit64) X(getpid) X(getppid) X(geteuid) X(capget) X(prctl) X(futex)          \
 	X(sched_yield) X(nanosleep) X(rt_sigprocmask) X(rt_sigpending)                    \
 	X(rt_sigtimedwait) X(fadvise64) X(shmctl) X(ioctl) X(perf_event_open) X(sendto)   \
-	X(exit_group) X(clone3) X(renameat2) X(unlinkat) X(process_vm_readv) X(sendmsg)
+	X(exit_group) X(clone3) X(renameat2) X(unlinkat) X(process_vm_readv) X(sendmsg)    \
+	X(openat2)
 #define PF_SC_ENUM(name) SC_##name,
 enum sc { PF_SYSCALLS(PF_SC_ENUM) SC_COUNT };
 #undef PF_SC_ENUM
@@ -201,6 +202,9 @@ int sys_unlink(const char *path);
 /* The same relative to a directory's descriptor (AT_FDCWD: the working
  * directory); readlinkat with "" reads the link an O_PATH fd is open on. */
 int sys_openat(int dfd, const char *path, int flags, int mode);
+/* openat2 (Linux 5.6) with how.resolve = resolve (RESOLVE_NO_SYMLINKS...):
+ * -1 with errno, ENOSYS on older kernels (or EPERM under a filter). */
+int sys_openat2(int dfd, const char *path, int flags, int mode, uint64_t resolve);
 long sys_readlinkat(int dfd, const char *path, char *buf, size_t n);
 int sys_renameat(int from_dfd, const char *from, int to_dfd, const char *to);
 int sys_unlinkat(int dfd, const char *path);
