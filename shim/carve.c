@@ -61,6 +61,7 @@
 #include "stats.h"
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #define RESERVES CARVE_RESERVES_MAX /* at least 8 GiB of live reserves at 2 MiB huge pages */
 
@@ -176,7 +177,10 @@ int carve_rss_reached(int rule)
 static uintptr_t map_aligned(size_t size, int prot, int flags)
 {
 	__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(E_mmap);
-	char *a = glue_map_aligned(f ? f : sys_mmap, size, S.hpage, prot, flags, -1, 0, f != NULL);
+	/* (FORWARD: an interposer behind us that maps with syscall() would
+	 * otherwise have the reserve taken for a call under the guard, and
+	 * forgotten as a nested change at the guard's end: a reserve a cycle) */
+	char *a = FORWARD(SYS_mmap, glue_map_aligned(f ? f : sys_mmap, size, S.hpage, prot, flags, -1, 0, f != NULL));
 	return a == MAP_FAILED ? 0 : (uintptr_t)a;
 }
 

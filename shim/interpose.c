@@ -153,7 +153,7 @@ EXPORT int mprotect(void *addr, size_t len, int prot)
 	} else {
 		nested_note(E_mprotect, addr, len, 0);
 	}
-	return f ? f(addr, len, prot) : sys_mprotect(addr, len, prot);
+	return f ? FORWARD(SYS_mprotect, f(addr, len, prot)) : sys_mprotect(addr, len, prot);
 }
 
 EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
@@ -165,7 +165,7 @@ EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 	} else {
 		nested_note(E_pkey_mprotect, addr, len, 0);
 	}
-	return f ? f(addr, len, prot, pkey) : (int)sys_call(SYS_pkey_mprotect, (long)addr, (long)len, (long)prot, (long)pkey, 0, 0);
+	return f ? FORWARD(SYS_pkey_mprotect, f(addr, len, prot, pkey)) : (int)sys_call(SYS_pkey_mprotect, (long)addr, (long)len, (long)prot, (long)pkey, 0, 0);
 }
 
 EXPORT int madvise(void *addr, size_t len, int advice)
@@ -369,7 +369,7 @@ EXPORT int unshare(int flags)
 	}
 	if (shim_on())
 		stats_call(E_unshare);
-	return f ? f(flags) : (int)sys_call(SYS_unshare, (long)flags, 0, 0, 0, 0, 0);
+	return f ? FORWARD(SYS_unshare, f(flags)) : (int)sys_call(SYS_unshare, (long)flags, 0, 0, 0, 0, 0);
 }
 
 EXPORT int setns(int fd, int nstype)
@@ -380,7 +380,7 @@ EXPORT int setns(int fd, int nstype)
 	errno = err;
 	if (shim_on())
 		stats_call(E_setns);
-	return f ? f(fd, nstype) : (int)sys_call(SYS_setns, (long)fd, (long)nstype, 0, 0, 0, 0);
+	return f ? FORWARD(SYS_setns, f(fd, nstype)) : (int)sys_call(SYS_setns, (long)fd, (long)nstype, 0, 0, 0, 0);
 }
 
 /* ---- limits: kept memory must never count against the program's own ---- */
@@ -422,7 +422,7 @@ UNSANITIZED EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlim
 	__typeof__(setrlimit) *f = next_of(E_setrlimit);
 	int w = limit_before(E_setrlimit, 0, (int)resource, rl);
 	return limit_after(w, (int)resource,
-	                   f ? f(resource, rl) : (int)sys_call(SYS_prlimit64, 0, (long)resource, (long)rl, 0, 0, 0));
+	                   f ? FORWARD(-1, f(resource, rl)) : (int)sys_call(SYS_prlimit64, 0, (long)resource, (long)rl, 0, 0, 0));
 }
 
 UNSANITIZED EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rl)
@@ -430,7 +430,7 @@ UNSANITIZED EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rl
 	__typeof__(setrlimit64) *f = next_of(E_setrlimit64);
 	int w = limit_before(E_setrlimit64, 0, (int)resource, rl);
 	return limit_after(w, (int)resource,
-	                   f ? f(resource, rl) : (int)sys_call(SYS_prlimit64, 0, (long)resource, (long)rl, 0, 0, 0));
+	                   f ? FORWARD(-1, f(resource, rl)) : (int)sys_call(SYS_prlimit64, 0, (long)resource, (long)rl, 0, 0, 0));
 }
 
 UNSANITIZED EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new, struct rlimit *old)
@@ -438,7 +438,7 @@ UNSANITIZED EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const st
 	__typeof__(prlimit) *f = next_of(E_prlimit);
 	int w = limit_before(E_prlimit, pid, (int)resource, new);
 	return limit_after(w, (int)resource,
-	                   f ? f(pid, resource, new, old)
+	                   f ? FORWARD(-1, f(pid, resource, new, old))
 	                     : (int)sys_call(SYS_prlimit64, (long)pid, (long)resource, (long)new, (long)old, 0, 0));
 }
 
@@ -447,7 +447,7 @@ UNSANITIZED EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const 
 	__typeof__(prlimit64) *f = next_of(E_prlimit64);
 	int w = limit_before(E_prlimit64, pid, (int)resource, new);
 	return limit_after(w, (int)resource,
-	                   f ? f(pid, resource, new, old)
+	                   f ? FORWARD(-1, f(pid, resource, new, old))
 	                     : (int)sys_call(SYS_prlimit64, (long)pid, (long)resource, (long)new, (long)old, 0, 0));
 }
 
@@ -473,12 +473,12 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 	}
 	if (unlikely(request == UFFDIO_UNREGISTER) && arg && shim_on()) {
 		const struct uffdio_range *r = arg;
-		int rc = f ? f(fd, request, arg) : (int)sys_call(SYS_ioctl, (long)fd, (long)request, (long)arg, 0, 0, 0);
+		int rc = f ? FORWARD(SYS_ioctl, f(fd, request, arg)) : (int)sys_call(SYS_ioctl, (long)fd, (long)request, (long)arg, 0, 0, 0);
 		if (rc == 0)
 			pf_uffd_unregistered((void *)(uintptr_t)r->start, (size_t)r->len);
 		return rc;
 	}
-	return f ? f(fd, request, arg) : (int)sys_call(SYS_ioctl, (long)fd, (long)request, (long)arg, 0, 0, 0);
+	return f ? FORWARD(SYS_ioctl, f(fd, request, arg)) : (int)sys_call(SYS_ioctl, (long)fd, (long)request, (long)arg, 0, 0, 0);
 }
 
 /* shmat at an address: the range must look as it would without us, and with
@@ -500,7 +500,7 @@ EXPORT void *shmat(int id, const void *addr, int flags)
 		}
 		errno = err;
 	}
-	return f ? f(id, addr, flags) : (void *)sys_call(SYS_shmat, (long)id, (long)addr, (long)flags, 0, 0, 0);
+	return f ? FORWARD(SYS_shmat, f(id, addr, flags)) : (void *)sys_call(SYS_shmat, (long)id, (long)addr, (long)flags, 0, 0, 0);
 }
 
 /* Probes of whether memory is mapped: a kept region is not the program's. */
@@ -511,7 +511,7 @@ EXPORT int mincore(void *addr, size_t len, unsigned char *vec)
 		stats_call(E_mincore);
 		pf_claim(addr, len, CLAIM_PROBE);
 	}
-	return f ? f(addr, len, vec) : (int)sys_call(SYS_mincore, (long)addr, (long)len, (long)vec, 0, 0, 0);
+	return f ? FORWARD(SYS_mincore, f(addr, len, vec)) : (int)sys_call(SYS_mincore, (long)addr, (long)len, (long)vec, 0, 0, 0);
 }
 
 #ifndef SYS_mseal
@@ -531,7 +531,7 @@ EXPORT int mseal(void *addr, size_t len, unsigned long flags)
 	} else {
 		nested_note(E_mseal, addr, len, 0);
 	}
-	return f ? f(addr, len, flags) : (int)sys_call(SYS_mseal, (long)addr, (long)len, (long)flags, 0, 0, 0);
+	return f ? FORWARD(SYS_mseal, f(addr, len, flags)) : (int)sys_call(SYS_mseal, (long)addr, (long)len, (long)flags, 0, 0, 0);
 }
 
 /* Calls that hand the kernel a list of the program's ranges: vmsplice (a
@@ -572,7 +572,7 @@ ssize_t process_madvise(int pidfd, const struct iovec *iov, size_t n, int advice
 EXPORT ssize_t process_madvise(int pidfd, const struct iovec *iov, size_t n, int advice, unsigned int flags)
 {
 	ssize_t (*f)(int, const struct iovec *, size_t, int, unsigned int) = real_fn(E_process_madvise);
-	ssize_t r = f ? f(pidfd, iov, n, advice, flags)
+	ssize_t r = f ? FORWARD(SYS_process_madvise, f(pidfd, iov, n, advice, flags))
 	              : (ssize_t)sys_call(SYS_process_madvise, (long)pidfd, (long)iov, (long)n, (long)advice, (long)flags, 0);
 	return iov_after(E_process_madvise, r, iov, n);
 }
@@ -580,7 +580,7 @@ EXPORT ssize_t process_madvise(int pidfd, const struct iovec *iov, size_t n, int
 EXPORT ssize_t vmsplice(int fd, const struct iovec *iov, size_t n, unsigned int flags)
 {
 	__typeof__(vmsplice) *f = REAL(vmsplice);
-	ssize_t r = f ? f(fd, iov, n, flags) : (ssize_t)sys_call(SYS_vmsplice, (long)fd, (long)iov, (long)n, (long)flags, 0, 0);
+	ssize_t r = f ? FORWARD(SYS_vmsplice, f(fd, iov, n, flags)) : (ssize_t)sys_call(SYS_vmsplice, (long)fd, (long)iov, (long)n, (long)flags, 0, 0);
 	return iov_after(E_vmsplice, r, iov, n);
 }
 
@@ -591,7 +591,7 @@ EXPORT int msync(void *addr, size_t len, int flags)
 		stats_call(E_msync);
 		pf_claim(addr, len, CLAIM_PROBE);
 	}
-	return f ? f(addr, len, flags) : (int)sys_call(SYS_msync, (long)addr, (long)len, (long)flags, 0, 0, 0);
+	return f ? FORWARD(SYS_msync, f(addr, len, flags)) : (int)sys_call(SYS_msync, (long)addr, (long)len, (long)flags, 0, 0, 0);
 }
 
 /* _Fork (glibc 2.34) runs no fork handlers: locks another thread held stay
@@ -788,6 +788,8 @@ UNSANITIZED EXPORT long syscall(long number, ...)
 		shim_sandboxed();
 	else if (unlikely(number == SYS_clone || number == SYS_clone3 || number == SYS_fork))
 		return raw_clone(f, number, a);
+	else if (unlikely(glue_forwarding != 0) && (glue_forwarding == number || glue_forwarding == -1))
+		; /* (the next definition's own: see FORWARD) */
 	else if (limits_watched() && memory_call(number, a, RET, &r))
 		return r;
 	else if (nested())

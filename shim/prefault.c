@@ -767,7 +767,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	void *p = MAP_FAILED;
 	if (len == 0 || len > SIZE_MAX - 2 * hpage_size) { /* the kernel refuses it: nothing to plan */
 		__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
-		return f ? f(addr, len, prot, flags, fd, off) : sys_mmap(addr, len, prot, flags, fd, off);
+		return f ? FORWARD(SYS_mmap, f(addr, len, prot, flags, fd, off)) : sys_mmap(addr, len, prot, flags, fd, off);
 	}
 	g = guard_enter();
 	stats_call(e);
@@ -812,7 +812,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		sys_n(SC_mlockall, MCL_FUTURE | MCL_ONFAULT, 0, 0, 0, 0, 0);
 	guard_pause(&g); /* (a charge or a kept region taken: see glue.h) */
 	if (p == MAP_FAILED)
-		p = map_real(e, &pl, beside ? (void *)beside : addr, len, prot, flags, fd, off);
+		p = FORWARD(SYS_mmap, map_real(e, &pl, beside ? (void *)beside : addr, len, prot, flags, fd, off));
 	guard_resume(&g);
 	if (lazy)
 		sys_n(SC_mlockall, MCL_FUTURE, 0, 0, 0, 0, 0);
@@ -856,7 +856,7 @@ int pf_munmap(void *addr, size_t len)
 	int kept = 0, rc;
 	uint64_t fell = 0; /* (auto_gone) */
 	if (!len || ((uintptr_t)addr & (page_size - 1)) || len > SIZE_MAX - page_size)
-		return f ? f(addr, len) : sys_munmap(addr, len); /* the kernel says EINVAL */
+		return f ? FORWARD(SYS_munmap, f(addr, len)) : sys_munmap(addr, len); /* the kernel says EINVAL */
 	len = PAGE_UP(len);
 	/* Forget before unmapping: once the range is free, another thread's mmap
 	 * may get it, and its tracking must not be the one we drop. */
@@ -884,7 +884,7 @@ int pf_munmap(void *addr, size_t len)
 	guard_leave(g);
 	if (kept)
 		return 0; /* kept for recycling: to the program, it is gone */
-	rc = f ? f(addr, len) : sys_munmap(addr, len);
+	rc = f ? FORWARD(SYS_munmap, f(addr, len)) : sys_munmap(addr, len);
 	if (unlikely(fell) && rc == 0)
 		auto_unmapped(fell); /* (an atomic add: no guard, errno as the munmap left it) */
 	return rc;
@@ -955,7 +955,7 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	stats_call(E_mremap);
 	if (oldlen > SIZE_MAX - hpage_size || newlen > SIZE_MAX - hpage_size) { /* the kernel refuses it */
 		guard_leave(g);
-		return f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+		return f ? FORWARD(SYS_mremap, f(old, oldlen, newlen, flags, new_addr)) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	}
 	/* A kept region there is not the program's: the kernel must answer as
 	 * it would (EFAULT for a range the program unmapped). */
@@ -978,14 +978,14 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 		recycle_release_range((uintptr_t)new_addr, PAGE_UP(newlen));
 	}
 	guard_pause(&g); /* (a locked range's record dropped, put back after) */
-	r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+	r = f ? FORWARD(SYS_mremap, f(old, oldlen, newlen, flags, new_addr)) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	if (r == MAP_FAILED && (errno == EAGAIN || errno == ENOMEM) && (ours || pf_give_way())) {
 		/* Growing a locked mapping counts against RLIMIT_MEMLOCK: the
 		 * shim's lock must not be why the program's call fails. */
 		if (ours)
 			unlock_ours(old, PAGE_UP(oldlen));
 		ours = 0;
-		r = f ? f(old, oldlen, newlen, flags, new_addr) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+		r = f ? FORWARD(SYS_mremap, f(old, oldlen, newlen, flags, new_addr)) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	}
 	guard_resume(&g);
 	if (ours) {
@@ -1242,7 +1242,7 @@ int pf_madvise(void *addr, size_t len, int advice)
 	int n = 0, nun = 0, i, rc, drop = advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE;
 	struct guard g;
 	if (len > SIZE_MAX - hpage_size) /* the kernel refuses it */
-		return f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
+		return f ? FORWARD(SYS_madvise, f(addr, len, advice)) : sys_madvise(addr, len, advice);
 	e = PAGE_UP((uintptr_t)addr + len);
 	g = guard_enter();
 	stats_call(E_madvise);
@@ -1276,7 +1276,7 @@ int pf_madvise(void *addr, size_t len, int advice)
 	for (i = 0; i < nun; i++)
 		sys_madvise((void *)un[i][0], un[i][1] - un[i][0], MADV_HUGEPAGE);
 	guard_pause(&g); /* (the shim's locks given up, taken again after) */
-	rc = f ? f(addr, len, advice) : sys_madvise(addr, len, advice);
+	rc = f ? FORWARD(SYS_madvise, f(addr, len, advice)) : sys_madvise(addr, len, advice);
 	guard_resume(&g);
 	for (i = 0; i < nun; i++)
 		sys_madvise((void *)un[i][0], un[i][1] - un[i][0], MADV_NOHUGEPAGE);
@@ -1315,10 +1315,10 @@ int pf_mlock(enum entry e, const void *addr, size_t len, unsigned flags)
 	for (;;) {
 		if (e == E_mlock2) {
 			__typeof__(mlock2) *f = REAL(mlock2);
-			rc = f ? f(addr, len, flags) : (int)sys_call(SYS_mlock2, (long)addr, (long)len, flags, 0, 0, 0);
+			rc = f ? FORWARD(SYS_mlock2, f(addr, len, flags)) : (int)sys_call(SYS_mlock2, (long)addr, (long)len, flags, 0, 0, 0);
 		} else {
 			__typeof__(mlock) *f = REAL(mlock);
-			rc = f ? f(addr, len) : sys_mlock(addr, len);
+			rc = f ? FORWARD(SYS_mlock, f(addr, len)) : sys_mlock(addr, len);
 		}
 		guard_resume(&g);
 		if (!yield_locks(rc, g.err))
@@ -1346,7 +1346,7 @@ int pf_munlock(const void *addr, size_t len)
 	guard_pause(&g); /* (the program's unlock recorded after) */
 	{
 		__typeof__(munlock) *f = REAL(munlock);
-		rc = f ? f(addr, len) : sys_munlock(addr, len);
+		rc = f ? FORWARD(SYS_munlock, f(addr, len)) : sys_munlock(addr, len);
 	}
 	guard_resume(&g);
 	if (rc == 0) {
@@ -1369,7 +1369,7 @@ int pf_mlockall(int flags)
 	guard_pause(&g); /* (the program's lock recorded after) */
 	for (;;) {
 		__typeof__(mlockall) *f = REAL(mlockall);
-		rc = f ? f(flags) : (int)sys_call(SYS_mlockall, flags, 0, 0, 0, 0, 0);
+		rc = f ? FORWARD(SYS_mlockall, f(flags)) : (int)sys_call(SYS_mlockall, flags, 0, 0, 0, 0, 0);
 		guard_resume(&g);
 		if (!yield_locks(rc, g.err))
 			break;
@@ -1387,7 +1387,7 @@ int pf_mlockall(int flags)
 int pf_munlockall(void)
 {
 	__typeof__(munlockall) *f = REAL(munlockall);
-	int rc = f ? f() : (int)sys_call(SYS_munlockall, 0, 0, 0, 0, 0, 0);
+	int rc = f ? FORWARD(SYS_munlockall, f()) : (int)sys_call(SYS_munlockall, 0, 0, 0, 0, 0, 0);
 	struct guard g = guard_enter();
 	stats_call(E_munlockall);
 	if (rc == 0) {

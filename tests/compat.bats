@@ -100,3 +100,30 @@ print(len(blob), n, len(again))
 	grep -q "^prefault:   policy $pol;" <<<"$stderr"
 	grep -q '^prefault:   rule big: 1 matched, 4.0 MiB; prefaulted 4.0 MiB' <<<"$stderr"
 }
+
+# Finding (helper-37's E): gperftools' tcmalloc defines mmap, munmap and
+# mremap and makes each with syscall(); preloaded behind the shim (or linked
+# into the program), the shim's syscall() handled the call it had just
+# passed on as a new one of the program's, until the stack ran out: SIGSEGV
+# at the first mmap, with no policy at all.
+@test "an interposer behind the shim that makes the memory calls with syscall(): no recursion, and the shim still acts" {
+	needs_plain_runtime
+	fwd="$B/probes/libsysfwd.so"
+	for pol in "" auto "$(arena_policy recycle)"; do
+		LD_PRELOAD="$SHIM_LD:$fwd" PREFAULT_POLICY="$pol" PREFAULT_REPORT=none run --separate-stderr "$PROBE" memcalls 20
+		echo "policy '$pol': status $status, $output / $stderr"
+		[ "$status" -eq 0 ]
+		[ "$output" = memcalls=ok ]
+		[ "$(sed -n 's/^sysfwd: calls=//p' <<<"$stderr")" -ge 160 ] # the interposer made them
+	done
+	# recycling through it: kept regions come back, the program's faults fall
+	LD_PRELOAD="$SHIM_LD:$fwd" PREFAULT_POLICY="$(arena_policy recycle)" PREFAULT_REPORT="$BATS_TEST_TMPDIR/r.json" \
+		run --separate-stderr "$PROBE" cycle 40 1M
+	[ "$status" -eq 0 ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "[r for r in d['rules'] if r['name']=='arenas'][0]['recycle']['recycled']")" -ge 30 ]
+	[ "$(kv loop_faults "$output")" -lt $((40 * 256 / 4)) ]
+	# the shim's own exit report, through it
+	LD_PRELOAD="$SHIM_LD:$fwd" PREFAULT_POLICY= PREFAULT_REPORT="$BATS_TEST_TMPDIR/o.json" run --separate-stderr "$PROBE" memcalls 2
+	[ "$status" -eq 0 ]
+	[ "$(jget "$BATS_TEST_TMPDIR/o.json" "d['calls']['mmap'] >= 2")" = True ]
+}

@@ -28,6 +28,7 @@ const char *const entry_names[E_COUNT] = { PF_ENTRIES(PF_NAME) };
 size_t page_size;
 size_t hpage_bytes = 2ul << 20;
 TLS int shim_guard;
+TLS long glue_forwarding;
 TLS struct glue_nested glue_nested;
 void (*glue_nested_hook)(uintptr_t start, uintptr_t end, int gone);
 

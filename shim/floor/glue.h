@@ -272,6 +272,24 @@ static inline void glue_nested_note(uintptr_t start, size_t len, int gone)
 }
 void glue_nested_run(void);
 
+/* The next definition of the program's own call, made by a wrapper that
+ * has done its part: FORWARD(SYS_mmap, f(...)).  Another interposer below
+ * us may make the call with syscall() (gperftools' tcmalloc defines mmap,
+ * munmap and mremap so), and our syscall() must then pass it on, not
+ * handle the same call again: it recursed until the stack ran out, with
+ * no policy (helper-37's E).  Only that system call is passed on so (-1:
+ * any of the memory calls, for setrlimit's two); a signal handler's
+ * other calls meanwhile are handled as ever. */
+extern TLS long glue_forwarding;
+#define FORWARD(n, call)                                                                                    \
+	__extension__({                                                                                     \
+		long fwd_was_ = glue_forwarding;                                                            \
+		glue_forwarding = (n);                                                                      \
+		__typeof__(call) fwd_r_ = (call);                                                           \
+		glue_forwarding = fwd_was_;                                                                 \
+		fwd_r_;                                                                                     \
+	})
+
 /* Into the shim's own code from a wrapper, and out again:
  *     struct guard g = guard_enter(); ... guard_leave(g);
  * The guard goes up (see above), errno is saved, and a thread that asked

@@ -1368,6 +1368,37 @@ static int m_cycle(int argc UNUSED, char **argv UNUSED)
 	return 0;
 }
 
+/* memcalls N: N rounds of every memory call the shim wraps on one 1 MiB
+ * mapping (mmap, mprotect, madvise, mlock, munlock, mincore, mremap
+ * grown, munmap), each checked: "memcalls=ok" or the first that failed. */
+static int m_memcalls(int argc UNUSED, char **argv UNUSED)
+{
+	int n = atoi(argv[2]), i;
+	size_t size = 1 << 20;
+	unsigned char v[2 * 256];
+	for (i = 0; i < n; i++) {
+		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *q;
+		if (p == MAP_FAILED)
+			return printf("memcalls=mmap\n"), 1;
+		p[0] = 1;
+		if (mprotect(p, size, PROT_READ) || mprotect(p, size, PROT_READ | PROT_WRITE))
+			return printf("memcalls=mprotect\n"), 1;
+		if (madvise(p, size, MADV_DONTNEED) || p[0] != 0)
+			return printf("memcalls=madvise\n"), 1;
+		if (mlock(p, pg) || munlock(p, pg))
+			return printf("memcalls=mlock\n"), 1;
+		if (mincore(p, size, v) || !(v[0] & 1))
+			return printf("memcalls=mincore\n"), 1;
+		q = mremap(p, size, 2 * size, MREMAP_MAYMOVE);
+		if (q == MAP_FAILED || q[0] != 0)
+			return printf("memcalls=mremap\n"), 1;
+		if (munmap(q, 2 * size))
+			return printf("memcalls=munmap\n"), 1;
+	}
+	printf("memcalls=ok\n");
+	return 0;
+}
+
 static int m_stack(int argc UNUSED, char **argv UNUSED)
 {
 	pthread_t t;
@@ -1461,6 +1492,7 @@ static const struct command {
 	{ "reclaim", 2, m_reclaim },
 	{ "forkrecycle", 3, m_forkrecycle },
 	{ "cycle", 4, m_cycle },
+	{ "memcalls", 3, m_memcalls },
 	{ "stack", 3, m_stack },
 	{ "stackmain", 3, m_stackmain },
 	{ "threads", 5, m_threads },
