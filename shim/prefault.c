@@ -804,10 +804,14 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		auto_taken(PAGE_UP(len), p != MAP_FAILED ? pl.recycled_resident : (size_t)-1, kept_epoch, &rq);
 	/* Under the policy's mlockall future the kernel would populate (and
 	 * lock) a reservation whole at once: an 8 GiB sparse table would take
-	 * 8 GiB.  Around this one call, future mappings are locked as they are
-	 * touched instead (the program's own mlockall is left as it is). */
-	lazy = p == MAP_FAILED && (flags & MAP_NORESERVE) && (S.locked_all & MCL_FUTURE) &&
-	       !(S.locked_all & MCL_ONFAULT) && !S.program_locks_all;
+	 * 8 GiB; and a private file mapping by write faults (a writable one,
+	 * or one made writable later: mprotect populates a locked one), a copy
+	 * of every page, so that the program would no longer see later changes
+	 * to the file (helper-36: the realtime policy).  Around this one call,
+	 * future mappings are locked as they are touched instead (the
+	 * program's own mlockall is left as it is). */
+	lazy = p == MAP_FAILED && (S.locked_all & MCL_FUTURE) && !(S.locked_all & MCL_ONFAULT) && !S.program_locks_all &&
+	       ((flags & MAP_NORESERVE) || (!(flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE));
 	if (lazy)
 		sys_n(SC_mlockall, MCL_FUTURE | MCL_ONFAULT, 0, 0, 0, 0, 0);
 	guard_pause(&g); /* (a charge or a kept region taken: see glue.h) */

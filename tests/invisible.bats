@@ -207,3 +207,27 @@ H4P="$BATS_TEST_DIRNAME/probes/hostile4"
 	same "$H4P/rec.policy" "$H4/overflow" 9 40
 	grep -q 'VmSize grew by more than 64 MiB: no' <<<"$shim"
 }
+
+# Finding (helper-36): under a policy's mlockall future the kernel populated
+# each private file mapping the program made by write faults, a copy of
+# every page: the program no longer saw later changes to the file (the
+# shipped realtime policy; Python's mmap with ACCESS_COPY).
+@test "under the policy's mlockall future a private file mapping still shows later changes to the file" {
+	needs_plain_runtime
+	[ "$(id -u)" -eq 0 ] || skip "the policy's mlockall needs CAP_IPC_LOCK"
+	cd "$BATS_TEST_TMPDIR"
+	cat >priv.py <<-'PYEOF'
+	import mmap, os
+	with open('pf.dat', 'wb') as f: f.write(b'A' * (1 << 20))
+	f = open('pf.dat', 'r+b')
+	m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)  # MAP_PRIVATE, read and write
+	os.pwrite(f.fileno(), b'B' * 4096, 8192)                # the file changes after the map
+	m[0:1] = b'W'                                           # a page the program wrote is its own
+	os.pwrite(f.fileno(), b'C' * 4096, 0)
+	print(m[8192:8193], m[0:1], m[65536:65537])
+	PYEOF
+	printf '[global]\nmlockall = current future\n' >ml.policy
+	same "$BATS_TEST_TMPDIR/ml.policy" "$PY" priv.py
+	[[ "$shim" == *"b'B' b'W' b'A'"* ]]
+	same "$POLICIES/realtime.policy" "$PY" priv.py
+}
