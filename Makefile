@@ -162,6 +162,13 @@ $(BUILD)/probes/h4/%: tests/probes/hostile4/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -Wall -D_GNU_SOURCE -o $@ $< -lpthread
 
+# Hostile round 5's (process-wide rules, 2026-12-07): tests/invisible.bats.
+H5 := $(patsubst tests/probes/hostile5/%.c,$(BUILD)/probes/h5/%,$(wildcard tests/probes/hostile5/*.c))
+$(BUILD)/probes/h5/%: tests/probes/hostile5/%.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -Wall -D_GNU_SOURCE -o $@ $< -lpthread
+
 # The symbol reader's pure parts: the demangler's cases (a unit test), and
 # the xz decoder as a command (tests/symbols.bats compares it with xz -d).
 $(BUILD)/unit/demangle_test: tests/unit/demangle_test.c tools/demangle.c tools/demangle.h
@@ -174,7 +181,7 @@ $(BUILD)/unit/xz_test: tests/unit/xz_test.c tools/xz.c tools/xz.h
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -Itools -o $@ tests/unit/xz_test.c tools/xz.c
 
-probes: $(PROBES) $(H2) $(H3) $(H4) $(UNIT) $(BUILD)/unit/xz_test
+probes: $(PROBES) $(H2) $(H3) $(H4) $(H5) $(UNIT) $(BUILD)/unit/xz_test
 
 unit: $(UNIT)
 	$(Q)for t in $(UNIT); do $$t >/dev/null || { $$t | grep -v '^ok'; exit 1; }; done

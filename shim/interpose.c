@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <spawn.h>
+#include <sys/personality.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -612,6 +613,36 @@ EXPORT pid_t _Fork(void)
 
 /* A seccomp filter: from then on a system call the program did not make may
  * kill it, so the shim reports now and then only passes calls through. */
+#ifndef PR_SET_MDWE
+#define PR_SET_MDWE 65 /* Linux 6.3 */
+#endif
+
+/* The rules new mappings are made by changed (helper-37's C and D: a kept
+ * rw region came back where the kernel now gives rwx, READ_IMPLIES_EXEC; a
+ * kept rwx one where PR_SET_MDWE now refuses it): recycle_never. */
+static void exec_rules_changed(void)
+{
+	if (limits_watched())
+		pf_exec_rules();
+}
+
+/* (a query, 0xffffffff, changes nothing; nor does the persona it had) */
+static long persona_after(unsigned long persona, long old)
+{
+	if (old != -1 && persona != 0xffffffffUL && (unsigned long)old != persona) {
+		int err = errno;
+		exec_rules_changed();
+		errno = err;
+	}
+	return old;
+}
+
+EXPORT int personality(unsigned long persona)
+{
+	__typeof__(personality) *f = REAL(personality);
+	return (int)persona_after(persona, f ? FORWARD(SYS_personality, f(persona)) : sys_call(SYS_personality, (long)persona, 0, 0, 0, 0, 0));
+}
+
 UNSANITIZED EXPORT int prctl(int option, ...)
 {
 	__typeof__(prctl) *f = next_of(E_prctl);
@@ -622,9 +653,16 @@ UNSANITIZED EXPORT int prctl(int option, ...)
 	for (i = 0; i < 4; i++)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
+	int r;
 	if (unlikely(option == PR_SET_SECCOMP))
 		shim_sandboxed();
-	return f ? f(option, a[0], a[1], a[2], a[3]) : (int)sys_call(SYS_prctl, (long)option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], 0);
+	r = f ? f(option, a[0], a[1], a[2], a[3]) : (int)sys_call(SYS_prctl, (long)option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], 0);
+	if (unlikely(option == PR_SET_MDWE) && r == 0) {
+		int err = errno;
+		exec_rules_changed();
+		errno = err;
+	}
+	return r;
 }
 
 /* The program's raw system calls on memory are the same calls as its libc
@@ -788,6 +826,17 @@ UNSANITIZED EXPORT long syscall(long number, ...)
 		shim_sandboxed();
 	else if (unlikely(number == SYS_clone || number == SYS_clone3 || number == SYS_fork))
 		return raw_clone(f, number, a);
+	else if (unlikely(number == SYS_personality))
+		return persona_after((unsigned long)a[0], likely(f != NULL) ? f(number, a[0], a[1], a[2], a[3], a[4], a[5]) : glue_syscall6(number, a));
+	else if (unlikely(number == SYS_prctl && a[0] == PR_SET_MDWE)) {
+		r = likely(f != NULL) ? f(number, a[0], a[1], a[2], a[3], a[4], a[5]) : glue_syscall6(number, a);
+		if (r == 0) {
+			int err = errno;
+			exec_rules_changed();
+			errno = err;
+		}
+		return r;
+	}
 	else if (unlikely(glue_forwarding != 0) && (glue_forwarding == number || glue_forwarding == -1))
 		; /* (the next definition's own: see FORWARD) */
 	else if (limits_watched() && memory_call(number, a, RET, &r))

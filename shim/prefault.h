@@ -67,6 +67,9 @@ int pf_munlockall(void);
 /* The program is about to set a resource limit (done 0), or has set it
  * (done 1). */
 void pf_limit(int resource, int done);
+/* The program changed its persona or its exec rules (personality,
+ * PR_SET_MDWE): recycle_never. */
+void pf_exec_rules(void);
 
 /* The malloc family: a block of pf_block_min or more came back. */
 void pf_block(enum entry e, void *p, size_t size, const void *ret);

@@ -174,11 +174,22 @@ void recycle_setup(const struct policy *pol)
 
 int recycle_any(void) { return __atomic_load_n(&S.nkept, __ATOMIC_RELAXED) != 0; }
 
+/* S.limited: 1 a limit (recycle_limited), 2 new exec rules (recycle_never) */
 void recycle_limited(int on)
 {
-	__atomic_store_n(&S.limited, on, __ATOMIC_RELAXED);
+	if (on)
+		__atomic_fetch_or(&S.limited, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&S.limited, ~1, __ATOMIC_RELAXED);
 	if (on)
 		recycle_flush();
+}
+
+void recycle_never(void)
+{
+	__atomic_fetch_or(&S.limited, 2, __ATOMIC_RELAXED);
+	stats_note(N_EXEC_RULES);
+	recycle_flush();
 }
 
 /* Is there swap?  (Then a page that is not resident may hold swapped data.) */
@@ -456,7 +467,8 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 		return 0;
 	if (__atomic_load_n(&S.limited, __ATOMIC_RELAXED)) { /* kept regions would count against it */
 		st_add(&rs->recycle_dropped, 1);
-		stats_note(N_RECYCLE_LIMIT);
+		if (__atomic_load_n(&S.limited, __ATOMIC_RELAXED) & 1)
+			stats_note(N_RECYCLE_LIMIT);
 		return 0;
 	}
 	if (memory_short()) {

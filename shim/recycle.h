@@ -10,6 +10,12 @@ void recycle_setup(const struct policy *pol);
  * nothing (prefault.c learns it at start-up and from the program's own
  * setrlimit and prlimit calls, so no call here asks the kernel). */
 void recycle_limited(int on);
+/* The program changed the rules new mappings are made by (personality,
+ * PR_SET_MDWE): a kept region or a carved slice would come back as the
+ * old ones made it (rw where the kernel now gives rwx under
+ * READ_IMPLIES_EXEC; rwx where MDWE now refuses it).  Kept regions go
+ * back, and none are kept, stocked or carved from then on. */
+void recycle_never(void);
 /* The program unmapped exactly this region of `rule`: keep it?  1 if kept
  * (the caller must not unmap it), 0 if it should really be unmapped.
  * `full`: every page was resident when last seen (a hint: reuse then

@@ -246,6 +246,7 @@ const char *const note_texts[N_COUNT] = {
 	"auto: more call sites than the learner's table holds: later ones were left alone",
 	"the system refused the shim a helper thread (RLIMIT_NPROC, or no memory): background work waited for a later try, parallel populate and the learner's watch ran on fewer threads",
 	"the system refused the shim memory for a table (RLIMIT_AS, or none left): caller rules matched nothing, or the learner left its sites alone, or the profile went without some threads or ranges",
+	"recycle and carve are off: the program changed its persona (personality) or refused writable code (PR_SET_MDWE) while it ran, and a region kept from before would have come back as the old rules made it",
 };
 
 void stats_count_request(struct figs_rule *rs, uint64_t len)

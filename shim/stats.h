@@ -44,6 +44,7 @@ enum note {
 	N_AUTO_SITES,      /* the learner's site table was full */
 	N_NO_THREAD,       /* the system refused the shim a helper thread */
 	N_NO_TABLE,        /* the system refused the shim memory for a table (glue_table) */
+	N_EXEC_RULES,      /* recycle and carve off: personality or PR_SET_MDWE changed mid-run */
 	N_COUNT
 };
 extern const char *const note_texts[N_COUNT];

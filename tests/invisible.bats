@@ -231,3 +231,22 @@ H4P="$BATS_TEST_DIRNAME/probes/hostile4"
 	[[ "$shim" == *"b'B' b'W' b'A'"* ]]
 	same "$POLICIES/realtime.policy" "$PY" priv.py
 }
+
+# Findings (helper-37's C and D): a region kept from before the program
+# changed the rules new mappings are made by came back as the old rules made
+# it: rwx after PR_SET_MDWE (write-xor-execute bypassed), rw where
+# READ_IMPLIES_EXEC now gives rwx (the program's jump into it crashed).
+@test "after PR_SET_MDWE or a new persona, a mapping is made by the new rules, kept regions or not" {
+	needs_plain_runtime
+	H5="$B/probes/h5"
+	for mode in mdwe rie rieraw; do
+		for pol in "$HP/rec.policy" "$BATS_TEST_DIRNAME/aggressive.policy"; do
+			same "$pol" "$H5/exec_rules" $mode 1048576
+		done
+		same "$BATS_TEST_DIRNAME/aggressive.policy" "$H5/exec_rules" $mode 4096
+	done
+	# the report says why recycling stopped
+	REPORT="$BATS_TEST_TMPDIR/r.json" run --separate-stderr shimmed "$HP/rec.policy" "$H5/exec_rules" rie 1048576
+	[ "$status" -eq 0 ]
+	[ "$(jget "$BATS_TEST_TMPDIR/r.json" "any('persona' in n for n in d['notes'])")" = True ]
+}

@@ -16,7 +16,7 @@
 	X(fork) X(posix_spawn) X(posix_spawnp)                                 \
 	X(setuid) X(seteuid) X(setreuid) X(setresuid) X(capset)                \
 	X(setrlimit) X(setrlimit64) X(prlimit) X(prlimit64)                    \
-	X(prctl) X(syscall) X(_Fork) X(ioctl) X(shmat) X(mincore) X(msync)      \
+	X(prctl) X(personality) X(syscall) X(_Fork) X(ioctl) X(shmat) X(mincore) X(msync)      \
 	X(mseal) X(process_madvise) X(vmsplice)                                \
 	X(malloc) X(calloc) X(realloc) X(free) X(posix_memalign)               \
 	X(aligned_alloc) X(memalign) X(valloc) X(pvalloc)                      \
