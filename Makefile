@@ -55,7 +55,7 @@ PURE_SRC := lib/policy_file.c lib/report_text.c lib/policy.c lib/glob.c lib/sbuf
 CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.c tools/cli_tune.c tools/cli_trial.c \
            tools/cli_bench.c tools/suggest.c tools/learned.c tools/candidates.c tools/profile_run.c tools/profile_out.c tools/profile_data.c tools/symbols.c tools/compare.c \
            tools/decide.c tools/reports.c tools/json.c tools/child.c tools/proctree.c tools/cause.c tools/env.c tools/paths.c tools/progress.c \
-           tools/options.c tools/fmt.c tools/spread.c tools/libc_io.c tools/elfread.c tools/demangle.c tools/xz.c
+           tools/options.c tools/seccomp.c tools/fmt.c tools/spread.c tools/libc_io.c tools/elfread.c tools/demangle.c tools/xz.c
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
           $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
           $(BUILD)/probes/libcount.so $(BUILD)/probes/costprobe $(BUILD)/probes/libfwd.so \

@@ -230,6 +230,32 @@ static uint64_t compute_budget(void)
 	return b;
 }
 
+/* A seccomp filter in force when the program started (a service's
+ * SystemCallFilter, a sandbox, a container's) may kill the process on any
+ * call the program never makes itself, and no unprivileged process can read
+ * the filter: the shim stays out of the way from the start, with no call
+ * of its own after this look (not even a warning: a write to stderr may be
+ * one; prefault run says it).  PREFAULT_SECCOMP=trust says the filter lets
+ * the shim's calls through; trust:N is prefault run's word, after it tried
+ * them under the same N filters in a child of its own (a filter added since,
+ * by a sandbox the program started in, is not vouched for).  A filter the
+ * program installs itself: shim_sandboxed. */
+static int seccomp_untrusted(void)
+{
+	const char *t = getenv("PREFAULT_SECCOMP");
+	long filters, n = -1;
+	int mode = os_seccomp(&filters);
+	if (mode == 0)
+		return 0;
+	if (!t || strncmp(t, "trust", 5) || (t[5] && t[5] != ':'))
+		return 1;
+	if (!t[5])
+		return 0;
+	for (n = 0, t += 6; *t >= '0' && *t <= '9' && n < 1 << 20; t++)
+		n = n * 10 + (*t - '0');
+	return *t || mode != 2 || filters < 0 || filters != n;
+}
+
 static void pass(void)
 {
 	pf_off();
@@ -254,7 +280,7 @@ void shim_init(void)
 	/* A set-user-ID program: act on nothing and write nothing.  (The loader
 	 * already refuses LD_PRELOAD paths with a slash for such programs; this
 	 * covers a shim installed in a system directory.) */
-	if (os_secure()) {
+	if (os_secure() || seccomp_untrusted()) {
 		pass();
 		guard_leave(g);
 		return;

@@ -45,6 +45,10 @@ int prepare_env(const char *policy_arg, const char *report);
 /* The policy prepare_env checked, or NULL if none was given. */
 const struct policy *prepared_policy(void);
 int set_preload(const char *shim);
+/* Under a seccomp filter the tool inherited: PREFAULT_SECCOMP=trust:N for
+ * the shim where a child of ours lived through the shim's calls, or a
+ * warning that the shim will stay out of the program's way (seccomp.c). */
+void seccomp_vouch(void);
 /* Does LD_PRELOAD hold the shim already? */
 int preload_holds(const char *shim);
 /* The same environment size as set_preload(shim), without the shim. */

@@ -64,6 +64,7 @@ int set_preload(const char *shim)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *v;
+	seccomp_vouch();
 	if (old && *old) {
 		size_t at;
 		if (preload_has(old, shim))

@@ -102,15 +102,7 @@ size_t boot_size(const void *p);
  * the shim exports syscall(), ioctl() and mincore() itself), and is counted
  * by kind: the cost ledger the report prints (shim.syscalls).  A helper
  * thread's start is counted as its clone3 (glibc also maps its stack). */
-#define PF_SYSCALLS(X)                                                                   \
-	X(mmap) X(munmap) X(mremap) X(madvise) X(mprotect) X(mlock) X(mlock2) X(munlock)  \
-	X(mlockall) X(munlockall) X(mincore) X(getrusage) X(openat) X(read) X(pread64)    \
-	X(write) X(close) X(fstat) X(fstatfs) X(ftruncate) X(readlinkat) X(getcwd) X(fcntl) \
-	X(prlimit64) X(getpid) X(getppid) X(geteuid) X(capget) X(prctl) X(futex)          \
-	X(sched_yield) X(nanosleep) X(rt_sigprocmask) X(rt_sigpending)                    \
-	X(rt_sigtimedwait) X(fadvise64) X(shmctl) X(ioctl) X(perf_event_open) X(sendto)   \
-	X(exit_group) X(clone3) X(renameat2) X(unlinkat) X(process_vm_readv) X(sendmsg)    \
-	X(openat2)
+#include "syscalls.h"
 #define PF_SC_ENUM(name) SC_##name,
 enum sc { PF_SYSCALLS(PF_SC_ENUM) SC_COUNT };
 #undef PF_SC_ENUM

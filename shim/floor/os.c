@@ -789,3 +789,31 @@ int os_secure(void)
 {
 	return getauxval(AT_SECURE) != 0;
 }
+
+/* the number after "key:" in a /proc status text, or -1 */
+static long status_field(const char *text, const char *key)
+{
+	size_t k = strlen(key);
+	const char *p;
+	long v = -1;
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+		if (strncmp(p, key, k) || p[k] != ':')
+			continue;
+		for (p += k + 1; *p == ' ' || *p == '\t'; p++)
+			;
+		for (v = 0; *p >= '0' && *p <= '9' && v < 1L << 40; p++)
+			v = v * 10 + (*p - '0');
+		return v;
+	}
+	return -1;
+}
+
+int os_seccomp(long *filters)
+{
+	static char buf[4096];
+	*filters = -1;
+	if (read_file("/proc/self/status", buf, sizeof buf, 0) <= 0)
+		return -1;
+	*filters = status_field(buf, "Seccomp_filters");
+	return (int)status_field(buf, "Seccomp");
+}

@@ -110,6 +110,11 @@ int os_open_report(const char *path, struct path_walk *w);
 int os_replace_report(const char *tmp, const char *path, struct path_walk *w);
 /* Nonzero for a set-user-ID / set-group-ID / capability-raising exec. */
 int os_secure(void);
+/* The process's seccomp mode (/proc/self/status: 0 none, 1 strict, 2
+ * filters; -1 unknown) and, where the kernel says (5.9+), how many filters
+ * (*filters, -1 unknown).  One open, read and close: the calls the loader
+ * made to load the shim. */
+int os_seccomp(long *filters);
 
 /* The one warning channel, for every layer: stderr as the process started
  * with it (os_stderr_remember, first thing at start-up), and never another
