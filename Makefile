@@ -59,7 +59,7 @@ CLI_SRC := tools/prefault.c tools/cli_run.c tools/cli_check.c tools/cli_profile.
 PROBES := $(BUILD)/probes/pfprobe $(BUILD)/probes/ioprobe $(BUILD)/probes/libstack.so \
           $(BUILD)/probes/mmprobe $(BUILD)/probes/libcallA.so $(BUILD)/probes/libcallB.so \
           $(BUILD)/probes/libcount.so $(BUILD)/probes/costprobe $(BUILD)/probes/libfwd.so \
-          $(BUILD)/probes/liblockalloc.so $(BUILD)/probes/libsysfwd.so \
+          $(BUILD)/probes/liblockalloc.so $(BUILD)/probes/libsysfwd.so $(BUILD)/probes/libsigmmap.so \
           $(BUILD)/probes/carveprobe $(BUILD)/probes/autoprobe
 
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC))

@@ -177,10 +177,11 @@ int carve_rss_reached(int rule)
 static uintptr_t map_aligned(size_t size, int prot, int flags)
 {
 	__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(E_mmap);
-	/* (FORWARD: an interposer behind us that maps with syscall() would
-	 * otherwise have the reserve taken for a call under the guard, and
-	 * forgotten as a nested change at the guard's end: a reserve a cycle) */
-	char *a = FORWARD(SYS_mmap, glue_map_aligned(f ? f : sys_mmap, size, S.hpage, prot, flags, -1, 0, f != NULL));
+	/* (glue_map_aligned marks its calls FORWARD: an interposer behind us
+	 * that maps with syscall() would otherwise have the reserve taken for
+	 * a call under the guard, and forgotten as a nested change at the
+	 * guard's end: a reserve a cycle) */
+	char *a = glue_map_aligned(f ? f : sys_mmap, size, S.hpage, prot, flags, -1, 0, f != NULL);
 	return a == MAP_FAILED ? 0 : (uintptr_t)a;
 }
 

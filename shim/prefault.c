@@ -717,9 +717,9 @@ int pf_give_way(void)
 static void *map_plain(__typeof__(mmap) *f, struct plan *pl, void *addr, size_t len, int prot, int flags, int fd,
                        off_t off)
 {
-	void *p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
+	void *p = FORWARD(SYS_mmap, addr, len, f(addr, len, prot, flags | pl->extra_flags, fd, off));
 	if (p == MAP_FAILED && (errno == ENOMEM || errno == EAGAIN) && pf_give_way())
-		p = f(addr, len, prot, flags | pl->extra_flags, fd, off);
+		p = FORWARD(SYS_mmap, addr, len, f(addr, len, prot, flags | pl->extra_flags, fd, off));
 	return p;
 }
 
@@ -767,7 +767,7 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 	void *p = MAP_FAILED;
 	if (len == 0 || len > SIZE_MAX - 2 * hpage_size) { /* the kernel refuses it: nothing to plan */
 		__typeof__(mmap) *f = (__typeof__(mmap) *)real_fn(e);
-		return f ? FORWARD(SYS_mmap, f(addr, len, prot, flags, fd, off)) : sys_mmap(addr, len, prot, flags, fd, off);
+		return f ? FORWARD(SYS_mmap, addr, len, f(addr, len, prot, flags, fd, off)) : sys_mmap(addr, len, prot, flags, fd, off);
 	}
 	g = guard_enter();
 	stats_call(e);
@@ -804,19 +804,21 @@ void *pf_mmap(enum entry e, void *addr, size_t len, int prot, int flags, int fd,
 		auto_taken(PAGE_UP(len), p != MAP_FAILED ? pl.recycled_resident : (size_t)-1, kept_epoch, &rq);
 	/* Under the policy's mlockall future the kernel would populate (and
 	 * lock) a reservation whole at once: an 8 GiB sparse table would take
-	 * 8 GiB; and a private file mapping by write faults (a writable one,
-	 * or one made writable later: mprotect populates a locked one), a copy
-	 * of every page, so that the program would no longer see later changes
-	 * to the file (helper-36: the realtime policy).  Around this one call,
+	 * 8 GiB; and a writable private file mapping by write faults, a copy of
+	 * every page, so that the program would no longer see later changes to
+	 * the file (helper-36: the realtime policy).  Around this one call,
 	 * future mappings are locked as they are touched instead (the
-	 * program's own mlockall is left as it is). */
+	 * program's own mlockall is left as it is).  (A read-only one is
+	 * populated for reading, as the realtime policy wants its samples: a
+	 * later mprotect that makes it writable has the kernel copy it whole.) */
 	lazy = p == MAP_FAILED && (S.locked_all & MCL_FUTURE) && !(S.locked_all & MCL_ONFAULT) && !S.program_locks_all &&
-	       ((flags & MAP_NORESERVE) || (!(flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE));
+	       ((flags & MAP_NORESERVE) ||
+	        (!(flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE && (prot & PROT_WRITE)));
 	if (lazy)
 		sys_n(SC_mlockall, MCL_FUTURE | MCL_ONFAULT, 0, 0, 0, 0, 0);
 	guard_pause(&g); /* (a charge or a kept region taken: see glue.h) */
 	if (p == MAP_FAILED)
-		p = FORWARD(SYS_mmap, map_real(e, &pl, beside ? (void *)beside : addr, len, prot, flags, fd, off));
+		p = map_real(e, &pl, beside ? (void *)beside : addr, len, prot, flags, fd, off);
 	guard_resume(&g);
 	if (lazy)
 		sys_n(SC_mlockall, MCL_FUTURE, 0, 0, 0, 0, 0);
@@ -860,7 +862,7 @@ int pf_munmap(void *addr, size_t len)
 	int kept = 0, rc;
 	uint64_t fell = 0; /* (auto_gone) */
 	if (!len || ((uintptr_t)addr & (page_size - 1)) || len > SIZE_MAX - page_size)
-		return f ? FORWARD(SYS_munmap, f(addr, len)) : sys_munmap(addr, len); /* the kernel says EINVAL */
+		return f ? FORWARD(SYS_munmap, addr, len, f(addr, len)) : sys_munmap(addr, len); /* the kernel says EINVAL */
 	len = PAGE_UP(len);
 	/* Forget before unmapping: once the range is free, another thread's mmap
 	 * may get it, and its tracking must not be the one we drop. */
@@ -888,7 +890,7 @@ int pf_munmap(void *addr, size_t len)
 	guard_leave(g);
 	if (kept)
 		return 0; /* kept for recycling: to the program, it is gone */
-	rc = f ? FORWARD(SYS_munmap, f(addr, len)) : sys_munmap(addr, len);
+	rc = f ? FORWARD(SYS_munmap, addr, len, f(addr, len)) : sys_munmap(addr, len);
 	if (unlikely(fell) && rc == 0)
 		auto_unmapped(fell); /* (an atomic add: no guard, errno as the munmap left it) */
 	return rc;
@@ -959,7 +961,7 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 	stats_call(E_mremap);
 	if (oldlen > SIZE_MAX - hpage_size || newlen > SIZE_MAX - hpage_size) { /* the kernel refuses it */
 		guard_leave(g);
-		return f ? FORWARD(SYS_mremap, f(old, oldlen, newlen, flags, new_addr)) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+		return f ? FORWARD(SYS_mremap, old, oldlen, f(old, oldlen, newlen, flags, new_addr)) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	}
 	/* A kept region there is not the program's: the kernel must answer as
 	 * it would (EFAULT for a range the program unmapped). */
@@ -982,14 +984,14 @@ void *pf_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *new_ad
 		recycle_release_range((uintptr_t)new_addr, PAGE_UP(newlen));
 	}
 	guard_pause(&g); /* (a locked range's record dropped, put back after) */
-	r = f ? FORWARD(SYS_mremap, f(old, oldlen, newlen, flags, new_addr)) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+	r = f ? FORWARD(SYS_mremap, old, oldlen, f(old, oldlen, newlen, flags, new_addr)) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	if (r == MAP_FAILED && (errno == EAGAIN || errno == ENOMEM) && (ours || pf_give_way())) {
 		/* Growing a locked mapping counts against RLIMIT_MEMLOCK: the
 		 * shim's lock must not be why the program's call fails. */
 		if (ours)
 			unlock_ours(old, PAGE_UP(oldlen));
 		ours = 0;
-		r = f ? FORWARD(SYS_mremap, f(old, oldlen, newlen, flags, new_addr)) : sys_mremap(old, oldlen, newlen, flags, new_addr);
+		r = f ? FORWARD(SYS_mremap, old, oldlen, f(old, oldlen, newlen, flags, new_addr)) : sys_mremap(old, oldlen, newlen, flags, new_addr);
 	}
 	guard_resume(&g);
 	if (ours) {
@@ -1246,7 +1248,7 @@ int pf_madvise(void *addr, size_t len, int advice)
 	int n = 0, nun = 0, i, rc, drop = advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE;
 	struct guard g;
 	if (len > SIZE_MAX - hpage_size) /* the kernel refuses it */
-		return f ? FORWARD(SYS_madvise, f(addr, len, advice)) : sys_madvise(addr, len, advice);
+		return f ? FORWARD(SYS_madvise, addr, len, f(addr, len, advice)) : sys_madvise(addr, len, advice);
 	e = PAGE_UP((uintptr_t)addr + len);
 	g = guard_enter();
 	stats_call(E_madvise);
@@ -1280,7 +1282,7 @@ int pf_madvise(void *addr, size_t len, int advice)
 	for (i = 0; i < nun; i++)
 		sys_madvise((void *)un[i][0], un[i][1] - un[i][0], MADV_HUGEPAGE);
 	guard_pause(&g); /* (the shim's locks given up, taken again after) */
-	rc = f ? FORWARD(SYS_madvise, f(addr, len, advice)) : sys_madvise(addr, len, advice);
+	rc = f ? FORWARD(SYS_madvise, addr, len, f(addr, len, advice)) : sys_madvise(addr, len, advice);
 	guard_resume(&g);
 	for (i = 0; i < nun; i++)
 		sys_madvise((void *)un[i][0], un[i][1] - un[i][0], MADV_NOHUGEPAGE);
@@ -1319,10 +1321,10 @@ int pf_mlock(enum entry e, const void *addr, size_t len, unsigned flags)
 	for (;;) {
 		if (e == E_mlock2) {
 			__typeof__(mlock2) *f = REAL(mlock2);
-			rc = f ? FORWARD(SYS_mlock2, f(addr, len, flags)) : (int)sys_call(SYS_mlock2, (long)addr, (long)len, flags, 0, 0, 0);
+			rc = f ? FORWARD(SYS_mlock2, addr, len, f(addr, len, flags)) : (int)sys_call(SYS_mlock2, (long)addr, (long)len, flags, 0, 0, 0);
 		} else {
 			__typeof__(mlock) *f = REAL(mlock);
-			rc = f ? FORWARD(SYS_mlock, f(addr, len)) : sys_mlock(addr, len);
+			rc = f ? FORWARD(SYS_mlock, addr, len, f(addr, len)) : sys_mlock(addr, len);
 		}
 		guard_resume(&g);
 		if (!yield_locks(rc, g.err))
@@ -1350,7 +1352,7 @@ int pf_munlock(const void *addr, size_t len)
 	guard_pause(&g); /* (the program's unlock recorded after) */
 	{
 		__typeof__(munlock) *f = REAL(munlock);
-		rc = f ? FORWARD(SYS_munlock, f(addr, len)) : sys_munlock(addr, len);
+		rc = f ? FORWARD(SYS_munlock, addr, len, f(addr, len)) : sys_munlock(addr, len);
 	}
 	guard_resume(&g);
 	if (rc == 0) {
@@ -1373,7 +1375,7 @@ int pf_mlockall(int flags)
 	guard_pause(&g); /* (the program's lock recorded after) */
 	for (;;) {
 		__typeof__(mlockall) *f = REAL(mlockall);
-		rc = f ? FORWARD(SYS_mlockall, f(flags)) : (int)sys_call(SYS_mlockall, flags, 0, 0, 0, 0, 0);
+		rc = f ? FORWARD(SYS_mlockall, flags, FWD_ANY, f(flags)) : (int)sys_call(SYS_mlockall, flags, 0, 0, 0, 0, 0);
 		guard_resume(&g);
 		if (!yield_locks(rc, g.err))
 			break;
@@ -1391,7 +1393,7 @@ int pf_mlockall(int flags)
 int pf_munlockall(void)
 {
 	__typeof__(munlockall) *f = REAL(munlockall);
-	int rc = f ? FORWARD(SYS_munlockall, f()) : (int)sys_call(SYS_munlockall, 0, 0, 0, 0, 0, 0);
+	int rc = f ? FORWARD(SYS_munlockall, FWD_ANY, FWD_ANY, f()) : (int)sys_call(SYS_munlockall, 0, 0, 0, 0, 0, 0);
 	struct guard g = guard_enter();
 	stats_call(E_munlockall);
 	if (rc == 0) {

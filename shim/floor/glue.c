@@ -28,7 +28,7 @@ const char *const entry_names[E_COUNT] = { PF_ENTRIES(PF_NAME) };
 size_t page_size;
 size_t hpage_bytes = 2ul << 20;
 TLS int shim_guard;
-TLS long glue_forwarding;
+TLS struct glue_fwd glue_fwd;
 TLS struct glue_nested glue_nested;
 void (*glue_nested_hook)(uintptr_t start, uintptr_t end, int gone);
 
@@ -280,7 +280,7 @@ void *glue_map_aligned(void *(*f)(void *, size_t, int, int, int, off_t), size_t 
 	if (!(len & (align - 1)) && seen >= 0) {
 		if (own)
 			sc_note(SC_mmap);
-		q = f(NULL, len, prot, flags, fd, off);
+		q = FORWARD(SYS_mmap, NULL, len, f(NULL, len, prot, flags, fd, off));
 		if (q == MAP_FAILED || !((uintptr_t)q & (align - 1))) {
 			if (q != MAP_FAILED && !seen && (flags & MAP_ANONYMOUS))
 				__atomic_store_n(&kernel_aligns, 1, __ATOMIC_RELAXED);
@@ -292,7 +292,7 @@ void *glue_map_aligned(void *(*f)(void *, size_t, int, int, int, off_t), size_t 
 	}
 	if (own)
 		sc_note(SC_mmap);
-	if ((q = f(NULL, span, prot, flags, fd, off)) == MAP_FAILED)
+	if ((q = FORWARD(SYS_mmap, NULL, span, f(NULL, span, prot, flags, fd, off))) == MAP_FAILED)
 		return MAP_FAILED;
 	a = (char *)(((uintptr_t)q + align - 1) & ~(uintptr_t)(align - 1));
 	head = (size_t)(a - q);

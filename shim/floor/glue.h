@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <sys/types.h>
+#include <sys/syscall.h>
 #include "entries.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
@@ -265,22 +266,44 @@ static inline void glue_nested_note(uintptr_t start, size_t len, int gone)
 void glue_nested_run(void);
 
 /* The next definition of the program's own call, made by a wrapper that
- * has done its part: FORWARD(SYS_mmap, f(...)).  Another interposer below
- * us may make the call with syscall() (gperftools' tcmalloc defines mmap,
- * munmap and mremap so), and our syscall() must then pass it on, not
- * handle the same call again: it recursed until the stack ran out, with
- * no policy (helper-37's E).  Only that system call is passed on so (-1:
- * any of the memory calls, for setrlimit's two); a signal handler's
- * other calls meanwhile are handled as ever. */
-extern TLS long glue_forwarding;
-#define FORWARD(n, call)                                                                                    \
+ * has done its part: FORWARD(SYS_mmap, addr, len, f(addr, len, ...)).
+ * Another interposer below us may make the call with syscall() (gperftools'
+ * tcmalloc does for mmap, munmap and mremap), and our syscall() must then
+ * pass it on, not handle the same call again: it recursed until the stack
+ * ran out, with no policy (helper-37's E).  Only that call is passed on so:
+ * its number and first two arguments (FWD_ANY: not compared; FWD_LIMIT:
+ * setrlimit's or prlimit64's, a0 the resource), made from below the
+ * wrapper's frame.  A signal handler's call meanwhile that differs is
+ * handled as ever (helper-38: a handler's MAP_FIXED over a kept region,
+ * passed on unseen, had the region cleared over a file), and a marker left
+ * by a handler that jumped out of the call is ignored once the stack is
+ * above it (and restored by the next FORWARD's end). */
+#define FWD_ANY (-0x7fffffffffffffffL - 1)
+#define FWD_LIMIT (-1L)
+struct glue_fwd {
+	long nr, a0, a1;
+	uintptr_t sp; /* the wrapper's frame: the call is made below it */
+};
+extern TLS struct glue_fwd glue_fwd;
+#define FORWARD(n, x0, x1, call)                                                                            \
 	__extension__({                                                                                     \
-		long fwd_was_ = glue_forwarding;                                                            \
-		glue_forwarding = (n);                                                                      \
+		struct glue_fwd fwd_was_ = glue_fwd;                                                        \
+		glue_fwd = (struct glue_fwd){ (n), (long)(x0), (long)(x1),                                  \
+			                      (uintptr_t)__builtin_frame_address(0) };                      \
 		__typeof__(call) fwd_r_ = (call);                                                           \
-		glue_forwarding = fwd_was_;                                                                 \
+		glue_fwd = fwd_was_;                                                                        \
 		fwd_r_;                                                                                     \
 	})
+/* Is syscall(n, a...) the one FORWARD passed on?  (sp: the caller's frame) */
+static inline int glue_forwarded(long n, const long *a, uintptr_t sp)
+{
+	const struct glue_fwd *f = &glue_fwd;
+	if (__builtin_expect(f->nr == 0, 1) || sp > f->sp)
+		return 0;
+	if (f->nr == FWD_LIMIT)
+		return (n == SYS_setrlimit && a[0] == f->a0) || (n == SYS_prlimit64 && a[1] == f->a0);
+	return n == f->nr && (f->a0 == FWD_ANY || a[0] == f->a0) && (f->a1 == FWD_ANY || a[1] == f->a1);
+}
 
 /* Into the shim's own code from a wrapper, and out again:
  *     struct guard g = guard_enter(); ... guard_leave(g);

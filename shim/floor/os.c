@@ -226,6 +226,15 @@ static void smaps_line(const char *l, struct os_vma *v, int *open, void (*fn)(vo
 	}
 }
 
+/* One read, again after a signal: what it gave (0 at the end), or -1. */
+static long read_again(int fd, char *buf, size_t n)
+{
+	long r;
+	while ((r = sys_read(fd, buf, n)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
 int os_smaps_walk(void (*fn)(void *, const struct os_vma *), void *arg)
 {
 	char buf[4096 + 1]; /* (on the stack: see os.h) */
@@ -235,10 +244,8 @@ int os_smaps_walk(void (*fn)(void *, const struct os_vma *), void *arg)
 	if (fd < 0)
 		return -1;
 	for (;;) {
-		long n = sys_read(fd, buf + have, sizeof buf - 1 - have);
+		long n = read_again(fd, buf + have, sizeof buf - 1 - have);
 		char *l, *nl;
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n <= 0)
 			break;
 		have += (size_t)n;
@@ -790,30 +797,58 @@ int os_secure(void)
 	return getauxval(AT_SECURE) != 0;
 }
 
-/* the number after "key:" in a /proc status text, or -1 */
+/* the number after "\nkey:" in text, or -1 */
 static long status_field(const char *text, const char *key)
 {
 	size_t k = strlen(key);
 	const char *p;
-	long v = -1;
-	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
-		if (strncmp(p, key, k) || p[k] != ':')
+	long v;
+	for (p = text; (p = strchr(p, '\n')); p++) {
+		if (strncmp(p + 1, key, k) || p[1 + k] != ':')
 			continue;
-		for (p += k + 1; *p == ' ' || *p == '\t'; p++)
+		for (p += k + 2; *p == ' ' || *p == '\t'; p++)
 			;
+		if (*p < '0' || *p > '9')
+			return -1;
 		for (v = 0; *p >= '0' && *p <= '9' && v < 1L << 40; p++)
 			v = v * 10 + (*p - '0');
-		return v;
+		return *p == '\n' ? v : -1;
 	}
 	return -1;
 }
 
+/* Read in windows, each with the end of the one before (the lines looked
+ * for are short; a Groups line of thousands of groups comes before them:
+ * helper-38's 400 groups pushed them past 4 KiB). */
 int os_seccomp(long *filters)
 {
-	static char buf[4096];
+	char buf[2048];
+	const size_t keep = 64;
+	size_t have = 1;
+	long mode = -1, n;
+	int fd = sys_open("/proc/self/status", O_RDONLY | O_CLOEXEC | O_NOCTTY, 0), e = errno;
 	*filters = -1;
-	if (read_file("/proc/self/status", buf, sizeof buf, 0) <= 0)
+	if (fd < 0)
 		return -1;
-	*filters = status_field(buf, "Seccomp_filters");
-	return (int)status_field(buf, "Seccomp");
+	buf[0] = '\n';
+	for (;;) {
+		n = read_again(fd, buf + have, sizeof buf - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		if (mode < 0)
+			mode = status_field(buf, "Seccomp");
+		if (*filters < 0)
+			*filters = status_field(buf, "Seccomp_filters");
+		if (mode >= 0 && *filters >= 0)
+			break;
+		if (have > keep) { /* (a line cut at the window's end is read whole next time) */
+			memmove(buf, buf + have - keep, keep);
+			have = keep;
+		}
+	}
+	sys_close(fd);
+	errno = e;
+	return (int)mode;
 }

@@ -4,6 +4,8 @@
  *   mdwe   prctl(PR_SET_MDWE): an rwx mapping must then fail with EACCES
  *   rie    personality(READ_IMPLIES_EXEC): an rw mapping comes back rwx
  *   rieraw the same through syscall(SYS_personality)
+ *   query, negquery, mdwe0: personality(0xffffffff), personality(-1) and
+ *          PR_SET_MDWE with no flags, which change nothing
  * Prints what the program can see: the mapping's error or its permissions
  * in /proc/self/maps, and whether code in it ran. */
 #include <errno.h>
@@ -43,6 +45,13 @@ int main(int argc, char **argv)
 	if (mdwe) {
 		if (prctl(PR_SET_MDWE, 1, 0, 0, 0) != 0)
 			return printf("no MDWE here\n"), 0;
+	} else if (!strcmp(argv[1], "query")) {
+		personality(0xffffffff);
+	} else if (!strcmp(argv[1], "negquery")) {
+		personality((unsigned long)-1);
+		syscall(SYS_personality, -1L);
+	} else if (!strcmp(argv[1], "mdwe0")) {
+		prctl(PR_SET_MDWE, 0, 0, 0, 0);
 	} else if (!strcmp(argv[1], "rieraw")) {
 		syscall(SYS_personality, (unsigned long)syscall(SYS_personality, 0xffffffffUL) | READ_IMPLIES_EXEC);
 	} else {
@@ -55,6 +64,8 @@ int main(int argc, char **argv)
 	}
 	perms(q);
 	printf("zero=%d\n", q[0] == 0 && q[s - 1] == 0);
+	if (strncmp(argv[1], "rie", 3)) /* (the queries changed nothing: rw, no code) */
+		return 0;
 	q[0] = 0xc3;
 	((void (*)(void))q)();
 	printf("executed\n");
