@@ -18,7 +18,7 @@ struct io {
 	long (*write)(int fd, const void *buf, size_t n);
 	int (*close)(int fd);
 	int (*fstat)(int fd, struct stat *st);
-	/* relative to a directory's descriptor (path_walk.c) */
+	/* relative to a directory's descriptor (path_walk.h) */
 	int (*openat)(int dfd, const char *path, int flags);
 	long (*readlinkat)(int dfd, const char *path, char *buf, size_t n);
 	int (*fstatfs)(int fd, struct statfs *st);

@@ -611,8 +611,6 @@ EXPORT pid_t _Fork(void)
 	return pid;
 }
 
-/* A seccomp filter: from then on a system call the program did not make may
- * kill it, so the shim reports now and then only passes calls through. */
 #ifndef PR_SET_MDWE
 #define PR_SET_MDWE 65 /* Linux 6.3 */
 #endif
@@ -622,8 +620,10 @@ EXPORT pid_t _Fork(void)
  * kept rwx one where PR_SET_MDWE now refuses it): recycle_never. */
 static void exec_rules_changed(void)
 {
+	int err = errno;
 	if (limits_watched())
 		pf_exec_rules();
+	errno = err;
 }
 
 /* (the kernel reads an unsigned int: 0xffffffff, or -1, is a query; only
@@ -631,12 +631,17 @@ static void exec_rules_changed(void)
 #define PERSONA_MAPS (READ_IMPLIES_EXEC | ADDR_LIMIT_32BIT | ADDR_LIMIT_3GB | ADDR_COMPAT_LAYOUT | MMAP_PAGE_ZERO)
 static long persona_after(unsigned long persona, long old)
 {
-	if (old != -1 && (unsigned)persona != 0xffffffffu && (((unsigned)old ^ (unsigned)persona) & PERSONA_MAPS)) {
-		int err = errno;
+	if (old != -1 && (unsigned)persona != 0xffffffffu && (((unsigned)old ^ (unsigned)persona) & PERSONA_MAPS))
 		exec_rules_changed();
-		errno = err;
-	}
 	return old;
+}
+
+/* PR_SET_MDWE with flags (none refuses nothing), through prctl or syscall */
+static long mdwe_after(unsigned long flags, long r)
+{
+	if (r == 0 && flags)
+		exec_rules_changed();
+	return r;
 }
 
 EXPORT int personality(unsigned long persona)
@@ -645,26 +650,22 @@ EXPORT int personality(unsigned long persona)
 	return (int)persona_after(persona, f ? FORWARD(SYS_personality, persona, FWD_ANY, f(persona)) : sys_call(SYS_personality, (long)persona, 0, 0, 0, 0, 0));
 }
 
+/* A seccomp filter: from then on a system call the program did not make may
+ * kill it, so the shim reports now and then only passes calls through. */
 UNSANITIZED EXPORT int prctl(int option, ...)
 {
 	__typeof__(prctl) *f = next_of(E_prctl);
 	unsigned long a[4];
 	va_list ap;
-	int i;
+	int i, r;
 	va_start(ap, option);
 	for (i = 0; i < 4; i++)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
-	int r;
 	if (unlikely(option == PR_SET_SECCOMP))
 		shim_sandboxed();
 	r = f ? f(option, a[0], a[1], a[2], a[3]) : (int)sys_call(SYS_prctl, (long)option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], 0);
-	if (unlikely(option == PR_SET_MDWE) && r == 0 && a[0]) {
-		int err = errno;
-		exec_rules_changed();
-		errno = err;
-	}
-	return r;
+	return unlikely(option == PR_SET_MDWE) ? (int)mdwe_after(a[0], r) : r;
 }
 
 /* The program's raw system calls on memory are the same calls as its libc
@@ -830,15 +831,8 @@ UNSANITIZED EXPORT long syscall(long number, ...)
 		return raw_clone(f, number, a);
 	else if (unlikely(number == SYS_personality))
 		return persona_after((unsigned long)a[0], likely(f != NULL) ? f(number, a[0], a[1], a[2], a[3], a[4], a[5]) : glue_syscall6(number, a));
-	else if (unlikely(number == SYS_prctl && a[0] == PR_SET_MDWE)) {
-		r = likely(f != NULL) ? f(number, a[0], a[1], a[2], a[3], a[4], a[5]) : glue_syscall6(number, a);
-		if (r == 0 && a[1]) {
-			int err = errno;
-			exec_rules_changed();
-			errno = err;
-		}
-		return r;
-	}
+	else if (unlikely(number == SYS_prctl && a[0] == PR_SET_MDWE))
+		return mdwe_after((unsigned long)a[1], likely(f != NULL) ? f(number, a[0], a[1], a[2], a[3], a[4], a[5]) : glue_syscall6(number, a));
 	else if (unlikely(glue_forwarded(number, a, (uintptr_t)__builtin_frame_address(0))))
 		; /* (the next definition's own: see FORWARD) */
 	else if (limits_watched() && memory_call(number, a, RET, &r))

@@ -177,12 +177,12 @@ int recycle_any(void) { return __atomic_load_n(&S.nkept, __ATOMIC_RELAXED) != 0;
 /* S.limited: 1 a limit (recycle_limited), 2 new exec rules (recycle_never) */
 void recycle_limited(int on)
 {
-	if (on)
-		__atomic_fetch_or(&S.limited, 1, __ATOMIC_RELAXED);
-	else
+	if (!on) {
 		__atomic_fetch_and(&S.limited, ~1, __ATOMIC_RELAXED);
-	if (on)
-		recycle_flush();
+		return;
+	}
+	__atomic_fetch_or(&S.limited, 1, __ATOMIC_RELAXED);
+	recycle_flush();
 }
 
 void recycle_never(void)
@@ -462,12 +462,12 @@ int recycle_keep(uintptr_t addr, size_t len, int rule, int prot, int flags, int 
 	struct figs_rule *rs = &g_stats.rules[rule];
 	struct kclass *c;
 	struct kept *k;
-	int free_it, tries;
+	int free_it, tries, limited;
 	if (!(prot & PROT_WRITE)) /* nothing to gain, and it could not be zeroed */
 		return 0;
-	if (__atomic_load_n(&S.limited, __ATOMIC_RELAXED)) { /* kept regions would count against it */
+	if ((limited = __atomic_load_n(&S.limited, __ATOMIC_RELAXED))) { /* kept regions would count against it */
 		st_add(&rs->recycle_dropped, 1);
-		if (__atomic_load_n(&S.limited, __ATOMIC_RELAXED) & 1)
+		if (limited & 1)
 			stats_note(N_RECYCLE_LIMIT);
 		return 0;
 	}

@@ -33,6 +33,10 @@ int compare_open(struct compare *c, char **cmd, const char *tool)
 		        tool);
 		return -1;
 	}
+	/* Under a seccomp filter, whether the shim may act is tried here, once,
+	 * before any run: every side inherits what it sets, so the environments
+	 * stay the same size, and no side's figures hold the try (helper-38). */
+	seccomp_vouch();
 	/* Every run reads /dev/null (runs cannot share one input): input piped
 	 * or redirected to the tool would be timed unread, so it is said
 	 * (helper-34: a filter timed doing nothing, and a verdict). */
@@ -171,9 +175,6 @@ static int run_once(struct compare *c, int s, struct run *r)
 	int rc, k;
 	memset(&spec, 0, sizeof spec);
 	memset(r, 0, sizeof *r);
-	/* (here, once: every side inherits what it sets, so the environments
-	 * stay the same size, and no side's figures hold its try: helper-38) */
-	seccomp_vouch();
 	spec.argv = c->cmd;
 	spec.fd_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	spec.fd_out = open("/dev/null", O_WRONLY | O_CLOEXEC);

@@ -77,12 +77,12 @@ static void set_profile_env(void *arg)
 
 int profile_program(char **cmd, int fd_in, int fd_out, int fd_err, struct profiled *p)
 {
-	seccomp_vouch(); /* (in the tool, not in the profiled child: compare.c) */
 	struct child_spec cs;
 	struct child_result cr;
 	struct timespec end;
 	char *dir, *spec;
 	int i;
+	seccomp_vouch(); /* (in the tool, not in the profiled child: compare.c) */
 	memset(p, 0, sizeof *p);
 	if (!find_shim()) {
 		fprintf(stderr, "prefault: cannot find libprefault.so (set PREFAULT_SHIM)\n");
